@@ -1,0 +1,109 @@
+/**
+ * Every failure a client or the workflow can observe is one of these classes.
+ * `name` is part of the contract: Step Functions Retry/Catch match on it, and settlement maps it to
+ * the job's `error.code`. `code` is the spec's numeric code (section 7) carried in the error body.
+ */
+export abstract class ServiceError extends Error {
+  abstract readonly status: number;
+  abstract readonly code: number;
+  /** Safe to show to the API caller; internal details stay in `cause`. */
+  readonly expose: boolean = true;
+
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends ServiceError {
+  readonly status = 400;
+  readonly code = 400;
+}
+
+/** The source could not be fetched from `url`, or it is not a decodable image. */
+export class SourceImageError extends ServiceError {
+  readonly status = 400;
+  readonly code = 400;
+}
+
+export class UnauthorizedError extends ServiceError {
+  readonly status = 401;
+  readonly code = 401;
+}
+
+export class ForbiddenError extends ServiceError {
+  readonly status = 403;
+  readonly code = 403;
+}
+
+export class InsufficientCreditsError extends ServiceError {
+  readonly status = 402;
+  readonly code = 402;
+}
+
+export class NotFoundError extends ServiceError {
+  readonly status = 404;
+  readonly code = 404;
+}
+
+export class ConflictError extends ServiceError {
+  readonly status = 409;
+  readonly code = 409;
+}
+
+export class GoneError extends ServiceError {
+  readonly status = 410;
+  readonly code = 410;
+}
+
+export class PayloadTooLargeError extends ServiceError {
+  readonly status = 413;
+  readonly code = 413;
+}
+
+export class UnsupportedMediaTypeError extends ServiceError {
+  readonly status = 415;
+  readonly code = 415;
+}
+
+/** 800: the model could not classify the photo. */
+export class UnclassifiableError extends ServiceError {
+  readonly status = 422;
+  readonly code = 800;
+}
+
+/** 802: the background mask could not be created. */
+export class MaskFailedError extends ServiceError {
+  readonly status = 422;
+  readonly code = 802;
+}
+
+/** 803: no license plate was detected. */
+export class PlateNotFoundError extends ServiceError {
+  readonly status = 422;
+  readonly code = 803;
+}
+
+export class TooManyRequestsError extends ServiceError {
+  readonly status = 429;
+  readonly code = 429;
+}
+
+/** A model file is absent or fails its checksum: an operator problem, never papered over with a fake result. */
+export class ModelUnavailableError extends ServiceError {
+  readonly status = 500;
+  readonly code = 500;
+}
+
+export class InternalError extends ServiceError {
+  readonly status = 500;
+  readonly code = 500;
+  override readonly expose = false;
+}
+
+/** Storage or a downstream service hiccuped; the workflow retries these. */
+export class TransientError extends ServiceError {
+  readonly status = 503;
+  readonly code = 503;
+  override readonly expose = false;
+}
