@@ -107,3 +107,43 @@ export class TransientError extends ServiceError {
   readonly code = 503;
   override readonly expose = false;
 }
+
+/** The workflow stopped a job because its owner cancelled it. */
+export class JobCancelledError extends ServiceError {
+  readonly status = 409;
+  readonly code = 409;
+}
+
+const EXPOSED_WORKFLOW_ERRORS: Record<string, number> = {
+  PlateNotFoundError: 803,
+  MaskFailedError: 802,
+  UnclassifiableError: 800,
+  SourceImageError: 400,
+  UnsupportedMediaTypeError: 415,
+  ModelUnavailableError: 500,
+};
+
+/**
+ * Turn a Step Functions failure (`{Error, Cause}`, Cause being Lambda's JSON error) into the job's
+ * `error`. Only our own named errors keep their message; anything else is reported generically so
+ * stack details never reach a client.
+ */
+export function jobErrorFromFailure(failure: { Error?: string; Cause?: string } | undefined): {
+  code: number;
+  message: string;
+} {
+  const name = failure?.Error ?? 'Unknown';
+  const code = EXPOSED_WORKFLOW_ERRORS[name];
+  if (code === undefined) {
+    if (name === 'States.Timeout') return { code: 500, message: 'Processing took too long and was stopped' };
+    return { code: 500, message: 'Processing failed because of an internal error' };
+  }
+  let message = name;
+  try {
+    const cause = JSON.parse(failure?.Cause ?? '{}') as { errorMessage?: unknown };
+    if (typeof cause.errorMessage === 'string') message = cause.errorMessage;
+  } catch {
+    if (failure?.Cause) message = failure.Cause;
+  }
+  return { code, message };
+}

@@ -1,0 +1,93 @@
+/**
+ * `npm run cli -- <command>`: manage keys against the same data as `npm start` (same DATA_DIR).
+ * While the server runs, the CLI talks to its DynamoDB endpoint; otherwise it opens the data itself.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { BACKGROUND_PRESETS, type BackgroundPreset } from '#core/jobs/job.ts';
+import { normalizePlateColor, parseBooleanish } from '#core/jobs/params.ts';
+import { hashSecret, type KeyDefaults, keyIdOf } from '#core/keys/api-key.ts';
+import { createApiKey } from '#core/use-cases/create-api-key.ts';
+
+const USAGE = `Usage:
+  npm run cli -- keys create [--credits N] [--name NAME] [defaults…] [--json]
+  npm run cli -- keys defaults <API_KEY> [defaults…] [--json]
+  npm run cli -- keys show <API_KEY> [--json]
+
+defaults: --background studio|warm|graphite|showroom  --plate-color '#RRGGBB'|black|white|graphite
+          --plate-smoothing true|false|smooth|raw  --plate-mask-only true|false  --webhook URL ('' clears)`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    credits: { type: 'string', default: '100' },
+    name: { type: 'string' },
+    background: { type: 'string' },
+    'plate-color': { type: 'string' },
+    'plate-smoothing': { type: 'string' },
+    'plate-mask-only': { type: 'string' },
+    webhook: { type: 'string' },
+    json: { type: 'boolean', default: false },
+    help: { type: 'boolean', default: false },
+  },
+});
+
+function fail(message: string): never {
+  console.error(`${message}\n\n${USAGE}`);
+  process.exit(2);
+}
+
+function defaultsFromFlags(): KeyDefaults {
+  const defaults: KeyDefaults = {};
+  if (values.background !== undefined) {
+    if (!BACKGROUND_PRESETS.includes(values.background as BackgroundPreset)) fail('unknown --background');
+    defaults.background = values.background as BackgroundPreset;
+  }
+  if (values['plate-color'] !== undefined) defaults.plateColor = normalizePlateColor(values['plate-color']);
+  if (values['plate-smoothing'] !== undefined) {
+    defaults.plateSmoothing = parseBooleanish('plate-smoothing', values['plate-smoothing']);
+  }
+  if (values['plate-mask-only'] !== undefined) {
+    defaults.plateMaskOnly = parseBooleanish('plate-mask-only', values['plate-mask-only']);
+  }
+  if (values.webhook !== undefined) defaults.webhookUrl = values.webhook === '' ? null : new URL(values.webhook).toString();
+  return defaults;
+}
+
+const [group, command, argument] = positionals;
+if (values.help || group !== 'keys' || !command) fail(group ? `unknown command: ${positionals.join(' ')}` : '');
+
+const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
+const { openLocalData } = await import('../local/data.ts');
+const data = await openLocalData(dataDir);
+try {
+  const { deps } = await import('#aws/wiring.ts');
+  const d = deps();
+  const print = (result: Record<string, unknown>, text: string) =>
+    console.log(values.json ? JSON.stringify(result) : text);
+
+  if (command === 'create') {
+    const credits = Number(values.credits);
+    const created = await createApiKey(d, { credits, name: values.name ?? null, defaults: defaultsFromFlags() });
+    print(
+      { key: created.key, key_id: created.keyId, credits: created.credits },
+      `API key ${created.key} (${created.keyId}) with ${created.credits} credits`,
+    );
+  } else if (command === 'defaults' || command === 'show') {
+    if (!argument) fail('give the API key');
+    const keyId = keyIdOf(hashSecret(argument));
+    const record = await d.keys.findById(keyId);
+    if (!record) fail(`no such key: ${keyId}`);
+    const defaults = command === 'defaults' ? { ...record.defaults, ...defaultsFromFlags() } : record.defaults;
+    if (command === 'defaults') await d.keys.updateDefaults(keyId, defaults);
+    const account = await d.accounts.get(keyId);
+    print(
+      { key_id: keyId, credits: account?.available ?? 0, defaults },
+      `${keyId}: ${account?.available ?? 0} credits, defaults ${JSON.stringify(defaults)}`,
+    );
+  } else {
+    fail(`unknown command: keys ${command}`);
+  }
+} finally {
+  await data.close();
+}

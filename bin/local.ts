@@ -1,0 +1,47 @@
+/** `npm start`: the whole API on localhost over the embedded stack. */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { createApiKey } from '#core/use-cases/create-api-key.ts';
+import { persistentSecret } from '../local/secrets.ts';
+import { startLocalStack } from '../local/stack.ts';
+
+const port = Number(process.env.PORT ?? 3000);
+const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
+const masterKey = process.env.MASTER_KEY || (await persistentSecret(dataDir, 'master-key', 'pjm_'));
+
+const stack = await startLocalStack({
+  port,
+  dataDir,
+  masterKeySha256: hashSecret(masterKey),
+  inferenceWorkers: Number(process.env.INFERENCE_WORKERS ?? 1),
+});
+
+// Imported only now: the stack has just written the configuration these modules read.
+const { deps } = await import('#aws/wiring.ts');
+const demoKeyFile = path.join(dataDir, 'demo-key');
+let demoKey = (await readFile(demoKeyFile, 'utf8').catch(() => '')).trim();
+if (!demoKey || !(await deps().keys.findById(keyIdOf(hashSecret(demoKey))))) {
+  demoKey = (await createApiKey(deps(), { credits: 100, name: 'demo' })).key;
+  await writeFile(demoKeyFile, `${demoKey}\n`, { mode: 0o600 });
+}
+const balance = await deps().accounts.get(keyIdOf(hashSecret(demoKey)));
+
+console.log(`photo-jobs is running on the embedded stack
+
+  API        ${stack.baseUrl}
+  OpenAPI    ${stack.baseUrl}/openapi.json
+  master key ${masterKey}
+  API key    ${demoKey}  (${balance?.available ?? 0} credits)
+  data       ${dataDir}
+
+Try:
+  curl -s -H "X-API-Key: ${demoKey}" -F mode=plate -F file=@photo.jpg ${stack.baseUrl}/jobs
+`);
+
+const shutdown = async () => {
+  await stack.close();
+  process.exit(0);
+};
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);

@@ -1,0 +1,24 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { NotFoundError } from '#core/errors.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { type HttpResult, redirect } from '#http/responses.ts';
+
+const JOB_ID = /^job_[0-9a-z]{24}$/;
+const RESULT_NAME = /^[a-z_]+\.(jpg|png|webp)$/;
+const LINK_LIFETIME_SECONDS = 15 * 60;
+
+/**
+ * Result paths are capability URLs: the 120-bit job id is the secret, so an <img> tag or a plain
+ * download works without a key. The bytes come straight from storage through a short-lived link.
+ */
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'none', authenticator: () => deps().authenticate }))
+  .handler(async (event) => {
+    const jobId = event.pathParameters?.job_id ?? '';
+    const name = event.pathParameters?.name ?? '';
+    if (!JOB_ID.test(jobId) || !RESULT_NAME.test(name)) throw new NotFoundError('No such result');
+    const job = await deps().jobs.get(jobId);
+    if (job?.status !== 'success') throw new NotFoundError('No such result');
+    return redirect(await deps().objects.presignGet(`results/${jobId}/${name}`, LINK_LIFETIME_SECONDS));
+  });

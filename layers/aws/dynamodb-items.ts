@@ -1,0 +1,31 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+
+/** Single-table key layout. Documents are stored as JSON next to the few attributes that are indexed or updated in place. */
+export const keys = {
+  job: (jobId: string) => ({ pk: { S: `JOB#${jobId}` }, sk: { S: 'JOB' } }),
+  account: (account: string) => ({ pk: { S: `ACCOUNT#${account}` }, sk: { S: 'ACCOUNT' } }),
+  apiKey: (keyId: string) => ({ pk: { S: `KEY#${keyId}` }, sk: { S: 'KEY' } }),
+  idempotency: (scope: string, key: string) => ({ pk: { S: `IDEMPOTENCY#${scope}#${key}` }, sk: { S: 'IDEMPOTENCY' } }),
+};
+
+export const ownerPartition = (ownerId: string): string => `OWNER#${ownerId}`;
+/** Zero-padded so that the string order of the GSI sort key is the numeric order of `seq`. */
+export const seqSortKey = (seq: number): string => seq.toString().padStart(20, '0');
+
+export type Item = Record<string, AttributeValue>;
+
+export const num = (item: Item | undefined, name: string): number => Number(item?.[name]?.N ?? '0');
+export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;
+
+export function doc<T>(item: Item | undefined): T | null {
+  const raw = item?.doc?.S;
+  return raw ? (JSON.parse(raw) as T) : null;
+}
+
+export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 1000);
+
+/** AWS deletes expired items late (up to days); an item past its `ttl` is treated as absent. */
+export function isExpired(item: Item | undefined, now: Date): boolean {
+  const ttl = item?.ttl?.N;
+  return ttl !== undefined && Number(ttl) <= epochSeconds(now);
+}

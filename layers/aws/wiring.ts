@@ -1,0 +1,52 @@
+import { config } from '#config';
+import type { Clock } from '#core/ports.ts';
+import { keyAuthenticator } from '#http/auth.ts';
+import { fetchOutbound } from '#http/outbound.ts';
+import { awsClients } from './clients.ts';
+import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
+import { dynamodbJobs } from './dynamodb-jobs.ts';
+import { s3Objects } from './s3-objects.ts';
+import { sfnWorkflow } from './sfn-workflow.ts';
+
+const systemClock: Clock = { now: () => new Date() };
+
+/** Everything a function needs, built once per cold start from configuration. */
+export function wiring() {
+  const cfg = config();
+  const clients = awsClients(cfg);
+  const keys = dynamodbApiKeys(clients.dynamodb, cfg.TABLE_NAME);
+  return {
+    config: cfg,
+    clock: systemClock,
+    jobs: dynamodbJobs(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
+    accounts: dynamodbAccounts(clients.dynamodb, cfg.TABLE_NAME),
+    keys,
+    objects: s3Objects(clients.s3, cfg.BUCKET_NAME),
+    workflow: {
+      start: (jobId: string, attempt: number) => {
+        if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');
+        return sfnWorkflow(clients.sfn, cfg.STATE_MACHINE_ARN).start(jobId, attempt);
+      },
+    },
+    authenticate: keyAuthenticator({ keys, masterKeySha256: cfg.MASTER_KEY_SHA256 ?? null }),
+    fetchSource: async (url: string) => {
+      const fetched = await fetchOutbound(url, {
+        allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
+        timeoutMs: cfg.OUTBOUND_TIMEOUT_MS,
+        maxBytes: cfg.MAX_SOURCE_BYTES,
+      });
+      const name = new URL(fetched.finalUrl).pathname.split('/').pop() || null;
+      return { bytes: fetched.bytes, filename: name, contentType: fetched.contentType };
+    },
+    maxSourceBytes: cfg.MAX_SOURCE_BYTES,
+  };
+}
+
+export type Wiring = ReturnType<typeof wiring>;
+
+let instance: Wiring | undefined;
+/** Lazily built so that importing a handler never touches configuration (tests and the local stack set it first). */
+export const deps = (): Wiring => {
+  instance ??= wiring();
+  return instance;
+};

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+const flag = z
+  .enum(['true', 'false', '1', '0'])
+  .default('false')
+  .transform((value) => value === 'true' || value === '1');
+
+const optionalUrl = z.string().url().optional();
+
+const ConfigSchema = z.object({
+  TABLE_NAME: z.string().min(1),
+  BUCKET_NAME: z.string().min(1),
+  STATE_MACHINE_ARN: z.string().min(1).optional(),
+  AWS_REGION: z.string().default('us-east-1'),
+  /** Endpoints of stand-in services (the embedded local stack); unset in AWS. */
+  DYNAMODB_ENDPOINT: optionalUrl,
+  S3_ENDPOINT: optionalUrl,
+  SFN_ENDPOINT: optionalUrl,
+  /** sha256 (hex) of the master key; the key itself never sits in configuration. */
+  MASTER_KEY_SHA256: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
+  MODELS_DIR: z.string().optional(),
+  /** Largest accepted source or background image, in bytes. */
+  MAX_SOURCE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  /** Local tests only: lets `url` sources and webhooks reach 127.0.0.1/::1. Never set in production. */
+  OUTBOUND_ALLOW_LOOPBACK: flag,
+  OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  INFERENCE_THREADS: z.coerce.number().int().min(0).default(0),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+let cached: Config | undefined;
+
+/** Parsed once per process; a misconfigured function fails at cold start with the names of the bad variables. */
+export function config(): Config {
+  if (!cached) {
+    const parsed = ConfigSchema.safeParse(process.env);
+    if (!parsed.success) {
+      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+      throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+    }
+    cached = parsed.data;
+  }
+  return cached;
+}

@@ -1,0 +1,85 @@
+import type { CreditAccount } from '../credits/credits.ts';
+import { ANALYSIS_COST, EDIT_COST } from '../credits/credits.ts';
+import type { Job } from './job.ts';
+
+export const API_PREFIX = '/api/v1';
+/** Results live this long (the bucket's lifecycle rule deletes them afterwards). */
+export const RESULT_TTL_DAYS = 30;
+
+export const jobPath = (jobId: string): string => `${API_PREFIX}/jobs/${jobId}`;
+export const resultPath = (jobId: string, name: string): string => `${API_PREFIX}/results/${jobId}/${name}`;
+
+export interface QuotaSnapshot {
+  remaining: number;
+  credits_remaining: number;
+}
+
+export const quotaOf = (account: CreditAccount | null): QuotaSnapshot | null =>
+  account ? { remaining: account.available, credits_remaining: account.available } : null;
+
+/** The Job resource of spec 2.2. */
+export function jobResource(job: Job) {
+  return {
+    id: job.id,
+    status: job.status,
+    operation: job.operation,
+    stage: job.stage,
+    cancel_requested: job.cancelRequested,
+    cost_credits: job.costCredits,
+    attempts: job.attempts,
+    created_at: job.createdAt,
+    started_at: job.startedAt,
+    finished_at: job.finishedAt,
+    output: job.output,
+    error: job.error,
+    links: {
+      self: jobPath(job.id),
+      cancel: `${jobPath(job.id)}/cancel`,
+      retry: `${jobPath(job.id)}/retry`,
+      ...(job.output?.url ? { result: job.output.url } : {}),
+    },
+  };
+}
+
+/** HTTP-like code of the legacy status fields: 200 done, 202 still going, the error's code otherwise. */
+function legacyCode(job: Job): number {
+  if (job.status === 'success') return 200;
+  if (job.status === 'failed') return job.error?.code ?? 500;
+  if (job.status === 'cancelled') return 409;
+  return 202;
+}
+
+/**
+ * The final job JSON of spec 2.3: what legacy polling clients and webhooks read. `result` is false
+ * exactly when the job failed or was cancelled.
+ */
+export function legacyJobFields(job: Job, account: CreditAccount | null) {
+  const output = job.output;
+  const quota = quotaOf(account);
+  return {
+    result: job.status !== 'failed' && job.status !== 'cancelled',
+    job_id: job.id,
+    status: job.status,
+    code: legacyCode(job),
+    ...(job.error ? { message: job.error.message } : job.status === 'cancelled' ? { message: 'Job was cancelled' } : {}),
+    ...(output?.url ? { url: output.url } : {}),
+    ...(output?.plate_mask_url ? { plate_mask_url: output.plate_mask_url } : {}),
+    ...(output?.background_mask_url ? { background_mask_url: output.background_mask_url } : {}),
+    ...(output?.mask_url ? { mask_url: output.mask_url } : {}),
+    ...(output?.analysis ? { analysis: output.analysis } : {}),
+    ...(job.status === 'success' && output?.output_kind !== 'analysis' ? { expires_in_days: RESULT_TTL_DAYS } : {}),
+    mode: job.operation,
+    background: job.params.backgroundFileKey ? 'custom' : job.params.background,
+    plate_color: job.params.plateColor,
+    plate_smoothing: job.params.plateSmoothing,
+    plate_mask_only: job.params.plateMaskOnly,
+    ...(quota ? { quota } : {}),
+  };
+}
+
+/** The job envelope: the Job resource and the legacy fields side by side, so both kinds of client read one body. */
+export function jobEnvelope(job: Job, account: CreditAccount | null) {
+  return { ...legacyJobFields(job, account), ...jobResource(job) };
+}
+
+export const creditCosts = { process_credit_cost: EDIT_COST, classification_credit_cost: ANALYSIS_COST };

@@ -1,0 +1,19 @@
+import { randomBytes, randomInt } from 'node:crypto';
+
+const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
+
+function randomToken(length: number): string {
+  const bytes = randomBytes(length);
+  let out = '';
+  for (const byte of bytes) out += ALPHABET[byte & 31];
+  return out;
+}
+
+/** 120 random bits: job ids double as capabilities for their result URLs. */
+export const newJobId = (): string => `job_${randomToken(24)}`;
+
+/**
+ * Listing cursor: milliseconds × 1000 plus a random tiebreak keeps creation order and stays below
+ * 2^53, so it survives JSON as the int64 the spec promises.
+ */
+export const newSequence = (nowMs: number): number => nowMs * 1000 + randomInt(1000);

@@ -1,0 +1,53 @@
+import { BadRequestError } from '../errors.ts';
+import type { KeyDefaults } from '../keys/api-key.ts';
+import type { BackgroundPreset, JobParams } from './job.ts';
+
+export const DEFAULT_PLATE_COLOR = '#141414';
+
+/** Legacy names from the `/process` route (spec 2.1). */
+const NAMED_PLATE_COLORS: Record<string, string> = {
+  black: '#000000',
+  white: '#ffffff',
+  graphite: '#141414',
+};
+
+export function normalizePlateColor(raw: string): string {
+  const value = raw.trim().toLowerCase();
+  const named = NAMED_PLATE_COLORS[value];
+  if (named) return named;
+  if (/^#[0-9a-f]{6}$/.test(value)) return value;
+  throw new BadRequestError(`plate_color must be #RRGGBB or one of ${Object.keys(NAMED_PLATE_COLORS).join(', ')}`);
+}
+
+const TRUE_SPELLINGS = new Set(['true', '1', 'smooth', 'yes', 'on']);
+const FALSE_SPELLINGS = new Set(['false', '0', 'raw', 'no', 'off']);
+
+export function parseBooleanish(field: string, raw: string | boolean): boolean {
+  if (typeof raw === 'boolean') return raw;
+  const value = raw.trim().toLowerCase();
+  if (TRUE_SPELLINGS.has(value)) return true;
+  if (FALSE_SPELLINGS.has(value)) return false;
+  throw new BadRequestError(`${field} must be true/false, 1/0 or smooth/raw`);
+}
+
+export interface RequestedParams {
+  plateColor?: string;
+  plateSmoothing?: boolean;
+  plateMaskOnly?: boolean;
+  background?: BackgroundPreset;
+  backgroundFileKey?: string;
+  webhookUrl?: string;
+}
+
+/** Request over key default over service default (spec 2.1). */
+export function resolveParams(requested: RequestedParams, defaults: KeyDefaults): JobParams {
+  return {
+    plateColor: requested.plateColor ?? defaults.plateColor ?? DEFAULT_PLATE_COLOR,
+    plateSmoothing: requested.plateSmoothing ?? defaults.plateSmoothing ?? true,
+    plateMaskOnly: requested.plateMaskOnly ?? defaults.plateMaskOnly ?? false,
+    // A custom file beats any preset; the key's stored file beats the service's preset.
+    backgroundFileKey: requested.backgroundFileKey ?? (requested.background ? null : (defaults.backgroundFileKey ?? null)),
+    background: requested.background ?? defaults.background ?? 'studio',
+    webhookUrl: requested.webhookUrl ?? defaults.webhookUrl ?? null,
+  };
+}

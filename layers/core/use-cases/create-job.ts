@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { costOf } from '../credits/credits.ts';
+import { NotFoundError, PayloadTooLargeError, TransientError, UnsupportedMediaTypeError } from '../errors.ts';
+import { replayDecision } from '../idempotency/idempotency.ts';
+import { extensionOf, sniffImageType } from '../images.ts';
+import { newJobId, newSequence } from '../jobs/ids.ts';
+import type { UploadedFile, JobRequest } from '../jobs/input.ts';
+import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
+import { resolveParams } from '../jobs/params.ts';
+import { failJob } from '../jobs/transitions.ts';
+import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
+import type { Clock, CreditMovement, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
+
+export interface CreateJobDeps {
+  jobs: JobRepository;
+  objects: ObjectStore;
+  workflow: WorkflowStarter;
+  clock: Clock;
+  /** Download a source image from a caller-supplied URL, enforcing the outbound rules. */
+  fetchSource(url: string): Promise<UploadedFile>;
+  maxSourceBytes: number;
+}
+
+export interface CreateJobResult {
+  status: 200 | 202;
+  job: Job;
+}
+
+/**
+ * Create a job.
+ * 1. Resolve the source bytes (upload or URL) and check they are an accepted image.
+ * 2. Resolve effective parameters: request over key defaults over service defaults.
+ * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request).
+ * 4. Store the source, then reserve credits, store the job and claim the key in one atomic write.
+ * 5. Start the workflow; if that fails, fail the job and release its credits so nothing is stuck.
+ */
+export async function createJob(
+  deps: CreateJobDeps,
+  caller: Caller,
+  request: JobRequest,
+  options: { route: JobRoute; idempotencyKey: string | null },
+): Promise<CreateJobResult> {
+  const ownerId = ownerIdOf(caller);
+  const fingerprint = fingerprintOf(options.route, request);
+  const claim = options.idempotencyKey ? { scope: ownerId, key: options.idempotencyKey, fingerprint } : null;
+  if (claim) {
+    const replay = await findReplay(deps, claim.scope, claim.key, fingerprint);
+    if (replay) return replay;
+  }
+
+  const source = await loadSource(deps, request);
+  const background = request.backgroundFile ? checkImage(deps, request.backgroundFile, 'background_file') : null;
+
+  const now = deps.clock.now();
+  const jobId = newJobId();
+  const sourceKey = `sources/${jobId}/source.${extensionOf(source.type)}`;
+  const backgroundKey = background ? `sources/${jobId}/background.${extensionOf(background.type)}` : null;
+  const account = accountOf(caller);
+  const cost = costOf(request.operation);
+  const job: Job = {
+    id: jobId,
+    seq: newSequence(now.getTime()),
+    ownerId,
+    account,
+    route: options.route,
+    operation: request.operation,
+    status: 'queued',
+    stage: 'queued',
+    cancelRequested: false,
+    costCredits: cost,
+    reservedCredits: account ? cost : 0,
+    chargedCredits: 0,
+    attempts: 0,
+    createdAt: now.toISOString(),
+    startedAt: null,
+    finishedAt: null,
+    params: resolveParams(
+      { ...request.requested, ...(backgroundKey ? { backgroundFileKey: backgroundKey } : {}) },
+      defaultsOf(caller),
+    ),
+    source: {
+      key: sourceKey,
+      contentType: source.type,
+      bytes: source.file.bytes.length,
+      sha256: source.sha256,
+      originalName: source.file.filename,
+    } satisfies StoredSource,
+    output: null,
+    error: null,
+    idempotencyKey: options.idempotencyKey,
+    version: 1,
+  };
+
+  await deps.objects.put(sourceKey, source.file.bytes, source.type);
+  if (background && backgroundKey) await deps.objects.put(backgroundKey, background.file.bytes, background.type);
+
+  const reservation = account ? { account, amount: cost, kind: 'reserve' as const } : null;
+  const outcome = await deps.jobs.insert(job, reservation, claim);
+  if (!outcome.inserted) {
+    // Lost a race with an identical request: the other one owns the key, so drop our copy.
+    await deps.objects.delete(sourceKey);
+    if (backgroundKey) await deps.objects.delete(backgroundKey);
+    const replay = await findReplay(deps, claim!.scope, claim!.key, fingerprint);
+    if (replay) return replay;
+    throw new TransientError('Idempotency record vanished during a concurrent request; retry');
+  }
+
+  try {
+    await deps.workflow.start(job.id, 1);
+  } catch (cause) {
+    const failed = failJob(job, { code: 500, message: 'The job could not be started' }, deps.clock.now().toISOString());
+    await deps.jobs.update(job, { ...failed, version: job.version + 1 }, settlementOf(job, 'release'));
+    throw new TransientError('The processing workflow could not be started; no credits were charged', { cause });
+  }
+  return { status: 202, job };
+}
+
+/** The movement that settles a job's reservation: charged on success, given back otherwise. */
+export const settlementOf = (job: Job, kind: 'charge' | 'release'): CreditMovement | null =>
+  job.account && job.reservedCredits > 0 ? { account: job.account, amount: job.reservedCredits, kind } : null;
+
+async function findReplay(deps: CreateJobDeps, scope: string, key: string, fingerprint: string) {
+  const record = await deps.jobs.findIdempotent(scope, key);
+  if (!record) return null;
+  const original = await deps.jobs.get(record.jobId);
+  if (!original) return null;
+  return { status: replayDecision(record, fingerprint, original).status, job: original };
+}
+
+interface CheckedImage {
+  file: UploadedFile;
+  type: NonNullable<ReturnType<typeof sniffImageType>>;
+  sha256: string;
+}
+
+function checkImage(deps: CreateJobDeps, file: UploadedFile, field: string): CheckedImage {
+  if (file.bytes.length > deps.maxSourceBytes) {
+    throw new PayloadTooLargeError(`${field} is larger than ${deps.maxSourceBytes} bytes`);
+  }
+  const type = sniffImageType(file.bytes);
+  if (!type) throw new UnsupportedMediaTypeError(`${field} is not a JPG, PNG or WEBP image`);
+  return { file, type, sha256: sha256(file.bytes) };
+}
+
+async function loadSource(deps: CreateJobDeps, request: JobRequest): Promise<CheckedImage> {
+  switch (request.source.kind) {
+    case 'file':
+      return checkImage(deps, request.source.file, 'file');
+    case 'url':
+      return checkImage(deps, await deps.fetchSource(request.source.url), 'url');
+    case 'asset':
+      throw new NotFoundError(`Asset ${request.source.assetId} does not exist`);
+  }
+}
+
+const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+
+/** Identifies "the same request" for Idempotency-Key: uploads by content, URLs and assets by reference. */
+function fingerprintOf(route: JobRoute, request: JobRequest): string {
+  const canonical = JSON.stringify({
+    route,
+    operation: request.operation,
+    requested: request.requested,
+    source: request.source.kind === 'file' ? { sha256: sha256(request.source.file.bytes) } : request.source,
+    background: request.backgroundFile ? sha256(request.backgroundFile.bytes) : null,
+  });
+  return createHash('sha256').update(canonical).digest('hex');
+}

@@ -1,0 +1,57 @@
+import { resultPath } from '../jobs/envelope.ts';
+import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import type { ObjectStore } from '../ports.ts';
+import type { WorkOrder } from './run-workflow.ts';
+
+/** Which field of the job output a produced file is published under. */
+export type OutputRole = 'url' | 'plate_mask_url' | 'background_mask_url' | 'mask_url';
+
+export interface OperationResult {
+  files: Array<{ name: string; roles: OutputRole[]; bytes: Buffer; contentType: string }>;
+  analysis?: Record<string, unknown>;
+  modelVersion: Record<string, string>;
+  inferenceCached: boolean;
+  platesDetected?: number;
+}
+
+/** The vision engine behind the inference step; one implementation per model runtime. */
+export interface OperationRunner {
+  run(
+    operation: Operation,
+    input: { source: Buffer; sourceSha256: string; params: JobParams; background: Buffer | null },
+  ): Promise<OperationResult>;
+}
+
+/**
+ * The inference step.
+ * 1. Read the source (and custom background) from storage.
+ * 2. Run the operation.
+ * 3. Store every produced file under the job's result prefix and describe them as the job output.
+ */
+export async function runInference(
+  deps: { objects: ObjectStore; runner: OperationRunner },
+  order: WorkOrder,
+): Promise<JobOutput> {
+  const [source, background] = await Promise.all([
+    deps.objects.get(order.source.key),
+    order.params.backgroundFileKey ? deps.objects.get(order.params.backgroundFileKey) : Promise.resolve(null),
+  ]);
+  const result = await deps.runner.run(order.operation, {
+    source,
+    sourceSha256: order.source.sha256,
+    params: order.params,
+    background,
+  });
+  const output: JobOutput = {
+    output_kind: order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
+    inference_cached: result.inferenceCached,
+    model_version: result.modelVersion,
+  };
+  for (const file of result.files) {
+    await deps.objects.put(`${order.resultPrefix}${file.name}`, file.bytes, file.contentType);
+    for (const role of file.roles) output[role] = resultPath(order.jobId, file.name);
+  }
+  if (result.analysis) output.analysis = result.analysis;
+  if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
+  return output;
+}

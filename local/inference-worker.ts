@@ -1,0 +1,15 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { lambdaContext, loadHandler } from './lambda-runtime.ts';
+
+const { repoRoot, handler } = workerData as { repoRoot: string; handler: string };
+
+parentPort!.on('message', async ({ id, payload }: { id: number; payload: unknown }) => {
+  try {
+    const invoke = await loadHandler(repoRoot, handler);
+    const result = await invoke(payload, lambdaContext('inference', 120));
+    parentPort!.postMessage({ id, result });
+  } catch (error) {
+    const { name, message } = error instanceof Error ? error : { name: 'Error', message: String(error) };
+    parentPort!.postMessage({ id, error: { name, message } });
+  }
+});

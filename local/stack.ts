@@ -1,0 +1,132 @@
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { apiGatewayListener } from './api-gateway.ts';
+import { startLocalDynamo } from './dynamodb.ts';
+import { inferencePool } from './inference-pool.ts';
+import { asFunctionError, lambdaContext, loadHandler } from './lambda-runtime.ts';
+import { startLocalS3 } from './s3.ts';
+import { startLocalStepFunctions } from './stepfunctions.ts';
+import { readTopology } from './template.ts';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const LOCAL_TABLE = 'photo-jobs-local';
+export const LOCAL_BUCKET = 'photo-jobs-local';
+const STACK_FILE = 'local-stack.json';
+
+export interface LocalStackOptions {
+  port: number;
+  /** Persistent data (DynamoDB, S3); `undefined` keeps everything in memory. */
+  dataDir?: string;
+  masterKeySha256: string;
+  inferenceWorkers?: number;
+  /** Shortens Step Functions retry waits (0..1); tests use 0. */
+  retryIntervalScale?: number;
+  env?: Record<string, string>;
+}
+
+export interface LocalStack {
+  baseUrl: string;
+  endpoints: { dynamodb: string; s3: string; sfn: string };
+  close(): Promise<void>;
+}
+
+/** Where a running stack publishes its endpoints, so `npm run cli` can reach the same data. */
+export async function readRunningStack(dataDir: string): Promise<LocalStack['endpoints'] | null> {
+  try {
+    const info = JSON.parse(await readFile(path.join(dataDir, STACK_FILE), 'utf8'));
+    process.kill(info.pid, 0);
+    return info.endpoints;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The whole service on one machine: the CDK app is synthesized, and its template decides the
+ * tables, routes, functions and state machine that run here over DynamoDB, S3 and Step Functions
+ * stand-ins reached through the real AWS SDK clients.
+ */
+export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
+  const { synthesizeTemplates } = await import('../lib/app.ts');
+  const templates = synthesizeTemplates({ bundle: false });
+  const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
+  const stateMachine = topology.stateMachines[0];
+  if (!stateMachine) throw new Error('The CDK app defines no state machine');
+  const stateMachineArn = `arn:aws:states:us-east-1:000000000000:stateMachine:${stateMachine.logicalId}`;
+
+  if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
+  const dir = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
+  const dynamo = await startLocalDynamo({ dataDir: dir('dynamodb'), tables: topology.tables });
+  const s3 = await startLocalS3({ dataDir: dir('s3'), buckets: [LOCAL_BUCKET] });
+
+  // Configuration reaches handlers only through the environment, exactly as in Lambda.
+  Object.assign(process.env, {
+    TABLE_NAME: LOCAL_TABLE,
+    BUCKET_NAME: LOCAL_BUCKET,
+    STATE_MACHINE_ARN: stateMachineArn,
+    AWS_REGION: 'us-east-1',
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    S3_ENDPOINT: s3.endpoint,
+    MASTER_KEY_SHA256: options.masterKeySha256,
+    ...options.env,
+  });
+
+  const imageFunction = [...topology.functions.values()].find((fn) => fn.image);
+  const pool = imageFunction
+    ? inferencePool({ size: options.inferenceWorkers ?? 1, repoRoot: REPO_ROOT, handler: imageFunction.handler })
+    : null;
+  const invokeFunction = async (functionId: string, payload: unknown) => {
+    const fn = topology.functions.get(functionId);
+    if (!fn) throw new Error(`No function ${functionId} in the template`);
+    if (fn.image && pool) return pool.invoke(payload);
+    const handler = await loadHandler(REPO_ROOT, fn.handler);
+    return handler(payload, lambdaContext(functionId, fn.timeoutSeconds));
+  };
+
+  const sfn = await startLocalStepFunctions({
+    stateMachines: { [stateMachineArn]: stateMachine.definition },
+    retryIntervalScale: options.retryIntervalScale,
+    invoke: async (resourceArn, payload) => {
+      const functionId = resourceArn.split(':').pop()!;
+      try {
+        return await invokeFunction(functionId, payload);
+      } catch (error) {
+        throw asFunctionError(error);
+      }
+    },
+  });
+  process.env.SFN_ENDPOINT = sfn.endpoint;
+
+  const server = http.createServer(
+    apiGatewayListener(
+      topology.routes.map((route) => ({
+        routeKey: route.routeKey,
+        invoke: (event) => invokeFunction(route.functionId, event),
+      })),
+    ),
+  );
+  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const endpoints = { dynamodb: dynamo.endpoint, s3: s3.endpoint, sfn: sfn.endpoint };
+  if (options.dataDir) {
+    await writeFile(path.join(options.dataDir, STACK_FILE), JSON.stringify({ pid: process.pid, port, endpoints }));
+  }
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/api/v1`,
+    endpoints,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+      await sfn.close();
+      await pool?.close();
+      await s3.close();
+      await dynamo.close();
+      if (options.dataDir) await rm(path.join(options.dataDir, STACK_FILE), { force: true });
+    },
+  };
+}

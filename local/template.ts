@@ -1,0 +1,107 @@
+import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+
+/** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
+export interface LocalTopology {
+  functions: Map<string, LocalFunction>;
+  routes: Array<{ routeKey: string; functionId: string }>;
+  stateMachines: Array<{ logicalId: string; definition: Record<string, unknown> }>;
+  tables: CreateTableCommandInput[];
+}
+
+export interface LocalFunction {
+  logicalId: string;
+  /** Repo-relative module path, from the `photo-jobs:handler` metadata. */
+  handler: string;
+  /** Container-image functions run the models: locally they go to the worker pool. */
+  image: boolean;
+  timeoutSeconds: number;
+}
+
+type Resource = { Type: string; Properties?: Record<string, any>; Metadata?: Record<string, unknown> };
+type Template = { Resources?: Record<string, Resource> };
+
+export const localFunctionArn = (logicalId: string): string =>
+  `arn:aws:lambda:us-east-1:000000000000:function:${logicalId}`;
+
+/** Resolve the intrinsic functions CDK puts into a state machine definition to local placeholders. */
+function resolve(value: unknown): unknown {
+  if (typeof value === 'string' || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map(resolve);
+  const node = value as Record<string, any>;
+  if ('Fn::Join' in node) {
+    const [separator, parts] = node['Fn::Join'] as [string, unknown[]];
+    return parts.map((part) => String(resolve(part))).join(separator);
+  }
+  if ('Fn::GetAtt' in node) {
+    const [logicalId] = node['Fn::GetAtt'] as [string, string];
+    return localFunctionArn(logicalId);
+  }
+  if ('Ref' in node) {
+    const ref = node.Ref as string;
+    return ref === 'AWS::Partition' ? 'aws' : ref === 'AWS::Region' ? 'us-east-1' : ref === 'AWS::AccountId' ? '000000000000' : ref;
+  }
+  return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, resolve(inner)]));
+}
+
+const referencedId = (value: unknown): string | undefined => {
+  const node = value as Record<string, any> | undefined;
+  if (!node) return undefined;
+  if (node['Fn::GetAtt']) return node['Fn::GetAtt'][0];
+  if (node.Ref) return node.Ref;
+  if (node['Fn::Join']) {
+    for (const part of node['Fn::Join'][1] as unknown[]) {
+      const id = referencedId(part);
+      if (id) return id;
+    }
+  }
+  return undefined;
+};
+
+export function readTopology(templates: object[], tableName: (logicalId: string) => string): LocalTopology {
+  const resources = Object.assign({}, ...templates.map((template) => (template as Template).Resources ?? {})) as Record<
+    string,
+    Resource
+  >;
+  const functions = new Map<string, LocalFunction>();
+  const integrations = new Map<string, string>();
+  const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [] };
+
+  for (const [logicalId, resource] of Object.entries(resources)) {
+    const props = resource.Properties ?? {};
+    if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.['photo-jobs:handler'] === 'string') {
+      functions.set(logicalId, {
+        logicalId,
+        handler: resource.Metadata['photo-jobs:handler'] as string,
+        image: props.PackageType === 'Image',
+        timeoutSeconds: props.Timeout ?? 3,
+      });
+    } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
+      const functionId = referencedId(props.IntegrationUri);
+      if (functionId) integrations.set(logicalId, functionId);
+    } else if (resource.Type === 'AWS::StepFunctions::StateMachine') {
+      const definition = JSON.parse(String(resolve(props.DefinitionString)));
+      topology.stateMachines.push({ logicalId, definition });
+    } else if (resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable') {
+      topology.tables.push({
+        TableName: tableName(logicalId),
+        KeySchema: props.KeySchema,
+        AttributeDefinitions: props.AttributeDefinitions,
+        GlobalSecondaryIndexes: props.GlobalSecondaryIndexes?.map((index: Record<string, unknown>) => ({
+          IndexName: index.IndexName,
+          KeySchema: index.KeySchema,
+          Projection: index.Projection,
+        })),
+        BillingMode: 'PAY_PER_REQUEST',
+      } as CreateTableCommandInput);
+    }
+  }
+  for (const resource of Object.values(resources)) {
+    if (resource.Type !== 'AWS::ApiGatewayV2::Route') continue;
+    const integrationId = referencedId(resource.Properties?.Target);
+    const functionId = integrationId ? integrations.get(integrationId) : undefined;
+    if (functionId && functions.has(functionId)) {
+      topology.routes.push({ routeKey: resource.Properties!.RouteKey, functionId });
+    }
+  }
+  return topology;
+}

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { BadRequestError } from '#core/errors.ts';
+import { parseJobRequest } from '#core/jobs/input.ts';
+import { normalizePlateColor, parseBooleanish, resolveParams } from '#core/jobs/params.ts';
+
+const file = { bytes: Buffer.from('x'), filename: 'car.jpg', contentType: 'image/jpeg' };
+
+describe('job parameters', () => {
+  it.each([
+    ['#AABBCC', '#aabbcc'],
+    ['black', '#000000'],
+    ['white', '#ffffff'],
+    ['graphite', '#141414'],
+  ])('reads plate_color %s as %s', (raw, expected) => {
+    expect(normalizePlateColor(raw)).toBe(expected);
+  });
+
+  it.each(['#abc', 'red', '#gggggg', '141414'])('refuses plate_color %s', (raw) => {
+    expect(() => normalizePlateColor(raw)).toThrow(BadRequestError);
+  });
+
+  it.each([
+    ['true', true],
+    ['1', true],
+    ['smooth', true],
+    ['false', false],
+    ['0', false],
+    ['raw', false],
+  ])('reads plate_smoothing %s as %s', (raw, expected) => {
+    expect(parseBooleanish('plate_smoothing', raw)).toBe(expected);
+  });
+
+  it('prefers the request, then the key, then the service default', () => {
+    const keyDefaults = { plateColor: '#ffffff', plateSmoothing: false, webhookUrl: 'https://hooks.example/k' };
+    expect(resolveParams({}, {})).toMatchObject({ plateColor: '#141414', plateSmoothing: true, plateMaskOnly: false });
+    expect(resolveParams({}, keyDefaults)).toMatchObject({ plateColor: '#ffffff', plateSmoothing: false });
+    expect(resolveParams({ plateColor: '#000000', plateSmoothing: true }, keyDefaults)).toMatchObject({
+      plateColor: '#000000',
+      plateSmoothing: true,
+      webhookUrl: 'https://hooks.example/k',
+    });
+  });
+
+  it("uses the key's stored background file unless the request names a preset or sends a file", () => {
+    const defaults = { backgroundFileKey: 'assets/k/bg.jpg', background: 'warm' as const };
+    expect(resolveParams({}, defaults).backgroundFileKey).toBe('assets/k/bg.jpg');
+    expect(resolveParams({ background: 'graphite' }, defaults)).toMatchObject({
+      backgroundFileKey: null,
+      background: 'graphite',
+    });
+    expect(resolveParams({ backgroundFileKey: 'sources/j/bg.png' }, defaults).backgroundFileKey).toBe('sources/j/bg.png');
+  });
+});
+
+describe('job input', () => {
+  it('defaults mode to plate', () => {
+    expect(parseJobRequest({}, { file }).operation).toBe('plate');
+  });
+
+  it('treats empty form fields as not sent', () => {
+    const request = parseJobRequest({ plate_color: '', mode: 'plate' }, { file });
+    expect(request.requested.plateColor).toBeUndefined();
+  });
+
+  it('needs exactly one source', () => {
+    expect(() => parseJobRequest({}, {})).toThrow(/file, url or asset_id/);
+    expect(() => parseJobRequest({ url: 'https://example.com/a.jpg' }, { file })).toThrow(/exactly one/);
+  });
+
+  it('names the field that is wrong', () => {
+    expect(() => parseJobRequest({ mode: 'blur' }, { file })).toThrow(/^mode: /);
+    expect(() => parseJobRequest({ url: 'ftp://example.com/a.jpg' }, {})).toThrow(/^url: /);
+  });
+
+  it('limits the legacy /process route to its two modes', () => {
+    expect(() => parseJobRequest({ mode: 'analyze' }, { file }, ['plate', 'studio_background'])).toThrow(BadRequestError);
+  });
+});
