@@ -15,6 +15,8 @@ const stack = await startLocalStack({
   dataDir,
   masterKeySha256: hashSecret(masterKey),
   inferenceWorkers: Number(process.env.INFERENCE_WORKERS ?? 1),
+  // Tests shorten Step Functions retry waits; a person running the service keeps AWS's timing.
+  retryIntervalScale: Number(process.env.SFN_RETRY_INTERVAL_SCALE ?? 1),
 });
 
 // Imported only now: the stack has just written the configuration these modules read.

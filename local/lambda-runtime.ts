@@ -37,15 +37,3 @@ export function loadHandler(repoRoot: string, handlerPath: string): Promise<Hand
   }
   return loaded;
 }
-
-/**
- * A Lambda function error as Step Functions sees it: `Error` is the error's name and `Cause` the
- * JSON document Lambda would return, so Retry/Catch and settlement behave as in AWS.
- */
-export function asFunctionError(error: unknown): Error {
-  const name = error instanceof Error ? error.name : 'Error';
-  const message = error instanceof Error ? error.message : String(error);
-  const shaped = new Error(JSON.stringify({ errorType: name, errorMessage: message }));
-  shaped.name = name;
-  return shaped;
-}

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { apiGatewayListener } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { inferencePool } from './inference-pool.ts';
-import { asFunctionError, lambdaContext, loadHandler } from './lambda-runtime.ts';
+import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
 import { readTopology } from './template.ts';
@@ -89,14 +89,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const sfn = await startLocalStepFunctions({
     stateMachines: { [stateMachineArn]: stateMachine.definition },
     retryIntervalScale: options.retryIntervalScale,
-    invoke: async (resourceArn, payload) => {
-      const functionId = resourceArn.split(':').pop()!;
-      try {
-        return await invokeFunction(functionId, payload);
-      } catch (error) {
-        throw asFunctionError(error);
-      }
-    },
+    invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
 

@@ -1,0 +1,365 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  ExecutionAbortedError,
+  ExecutionError,
+  ExecutionTimeoutError,
+  type RunOptions,
+  StateMachine,
+  type StateMachineDefinition,
+} from 'aws-local-stepfunctions';
+
+type Json = Parameters<StateMachine['run']>[0];
+type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
+type State = Record<string, unknown>;
+type Status = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
+type Execution = {
+  executionArn: string;
+  stateMachineArn: string;
+  name: string;
+  input: string;
+  status: Status;
+  startDate: Date;
+  stopDate?: Date;
+  output?: string;
+  error?: string;
+  cause?: string;
+  abort(): void;
+  settled: Promise<void>;
+};
+
+const LAMBDA_INVOKE = /^arn:aws[\w-]*:states:[^:]*:[^:]*:lambda:invoke$/;
+// The library reads none of these: running a definition that uses them would silently do something else.
+const UNSUPPORTED = [
+  'Assign',
+  'Arguments',
+  'Output',
+  'ItemReader',
+  'ItemBatcher',
+  'ResultWriter',
+  'Credentials',
+];
+const UNSUPPORTED_PREFIX = 'ToleratedFailure';
+
+class SfnError extends Error {
+  constructor(
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Serves the Step Functions JSON 1.0 API on loopback, running executions with aws-local-stepfunctions. */
+export async function startLocalStepFunctions(opts: {
+  stateMachines: Record<string, object>;
+  invoke: (resourceArn: string, payload: unknown) => Promise<unknown>;
+  retryIntervalScale?: number;
+}): Promise<{ endpoint: string; close(): Promise<void>; idle(): Promise<void> }> {
+  installPromiseWithResolvers();
+  const scale = opts.retryIntervalScale ?? 1;
+  if (!(scale >= 0 && scale <= 1)) throw new RangeError('retryIntervalScale must be between 0 and 1');
+  const machines = new Map(
+    Object.entries(opts.stateMachines).map(([arn, def]) => [arn, prepare(arn, def, scale)]),
+  );
+  const executions = new Map<string, Execution>();
+  const invoking = new Set<Promise<unknown>>();
+
+  async function runTask(exec: Execution, resource: string, input: Json): Promise<Json> {
+    // The library re-enters a retried state even after an abort; an aborted run must call nothing.
+    if (exec.status !== 'RUNNING')
+      throw Object.assign(new Error('execution is no longer running'), { name: 'States.Runtime' });
+    const integration = LAMBDA_INVOKE.test(resource);
+    const { FunctionName, Payload } = integration
+      ? (input as { FunctionName: string; Payload?: unknown })
+      : { FunctionName: resource, Payload: input };
+    const call = opts.invoke(FunctionName, Payload ?? {});
+    invoking.add(call);
+    try {
+      const result = ((await call) ?? null) as Json;
+      return integration ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
+    } catch (err) {
+      throw asLambdaError(err);
+    } finally {
+      invoking.delete(call);
+    }
+  }
+
+  function start(body: { stateMachineArn?: string; name?: string; input?: string }) {
+    const stateMachineArn = String(body.stateMachineArn);
+    const machine = machines.get(stateMachineArn);
+    if (!machine)
+      throw new SfnError('StateMachineDoesNotExist', `State Machine Does Not Exist: '${stateMachineArn}'`);
+    const name = body.name ?? randomUUID();
+    if (!/^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\p{Cc}]{1,80}$/u.test(name))
+      throw new SfnError('InvalidName', `Invalid Name: '${name}'`);
+    const input = body.input ?? '{}';
+    let parsed: Json;
+    try {
+      parsed = JSON.parse(input);
+    } catch {
+      throw new SfnError(
+        'InvalidExecutionInput',
+        'Invalid State Machine Execution Input: input is not valid JSON',
+      );
+    }
+    const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    const existing = executions.get(executionArn);
+    // AWS: same name and input while RUNNING answers like the first call; otherwise the name is taken.
+    if (existing?.status === 'RUNNING' && existing.input === input) return startedOf(existing);
+    if (existing) throw new SfnError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+
+    const exec: Execution = {
+      executionArn,
+      stateMachineArn,
+      name,
+      input,
+      status: 'RUNNING',
+      startDate: new Date(),
+      abort() {},
+      settled: Promise.resolve(),
+    };
+    const taskResourceLocalHandlers: TaskHandlers = {};
+    for (const [stateName, resource] of machine.tasks)
+      taskResourceLocalHandlers[stateName] = (i) => runTask(exec, resource, i);
+    const run = machine.runner.run(parsed, {
+      overrides: { taskResourceLocalHandlers },
+      context: {
+        Execution: { Id: executionArn, Name: name, StartTime: exec.startDate.toISOString() },
+        StateMachine: { Id: stateMachineArn, Name: stateMachineArn.split(':').pop() },
+      },
+    });
+    exec.abort = run.abort;
+    exec.settled = run.result.then(
+      (output) => finish(exec, 'SUCCEEDED', { output: JSON.stringify(output) }),
+      (err: unknown) => {
+        if (err instanceof ExecutionTimeoutError)
+          return finish(exec, 'TIMED_OUT', { error: 'States.Timeout' });
+        if (err instanceof ExecutionAbortedError) return finish(exec, 'ABORTED', {});
+        const failure =
+          err instanceof ExecutionError && err.cause instanceof Error ? err.cause : (err as Error);
+        finish(exec, 'FAILED', { error: failure.name, cause: failure.message });
+      },
+    );
+    executions.set(executionArn, exec);
+    return startedOf(exec);
+  }
+
+  function finish(exec: Execution, status: Status, details: Pick<Execution, 'output' | 'error' | 'cause'>) {
+    if (exec.status !== 'RUNNING') return; // already stopped through StopExecution
+    Object.assign(exec, { status, stopDate: new Date() }, details);
+  }
+
+  function find(body: { executionArn?: string }): Execution {
+    const exec = executions.get(String(body.executionArn));
+    if (exec) return exec;
+    if (!String(body.executionArn).startsWith('arn:'))
+      throw new SfnError('InvalidArn', `Invalid Arn: '${body.executionArn}'`);
+    throw new SfnError('ExecutionDoesNotExist', `Execution Does Not Exist: '${body.executionArn}'`);
+  }
+
+  function stop(body: { executionArn?: string; error?: string; cause?: string }) {
+    const exec = find(body);
+    if (exec.status === 'RUNNING') {
+      Object.assign(exec, { status: 'ABORTED', stopDate: new Date(), error: body.error, cause: body.cause });
+      exec.abort();
+    }
+    return { stopDate: seconds(exec.stopDate) };
+  }
+
+  function list(body: {
+    stateMachineArn?: string;
+    statusFilter?: Status;
+    maxResults?: number;
+    nextToken?: string;
+  }) {
+    if (!machines.has(String(body.stateMachineArn))) {
+      throw new SfnError(
+        'StateMachineDoesNotExist',
+        `State Machine Does Not Exist: '${body.stateMachineArn}'`,
+      );
+    }
+    const matching = [...executions.values()]
+      .filter(
+        (e) =>
+          e.stateMachineArn === body.stateMachineArn &&
+          (!body.statusFilter || e.status === body.statusFilter),
+      )
+      .reverse(); // newest first, like AWS
+    const from = Number(body.nextToken ?? 0);
+    const to = from + (body.maxResults || 100);
+    const executionsPage = matching
+      .slice(from, to)
+      .map(({ executionArn, stateMachineArn, name, status, startDate, stopDate }) => ({
+        executionArn,
+        stateMachineArn,
+        name,
+        status,
+        startDate: seconds(startDate),
+        stopDate: seconds(stopDate),
+      }));
+    return { executions: executionsPage, nextToken: to < matching.length ? String(to) : undefined };
+  }
+
+  const describe = (body: { executionArn?: string }) => {
+    const { abort, settled, startDate, stopDate, input, output, ...rest } = find(body);
+    return {
+      ...rest,
+      startDate: seconds(startDate),
+      stopDate: seconds(stopDate),
+      input,
+      inputDetails: { included: true },
+      output,
+    };
+  };
+
+  const operations: Record<string, (body: never) => object> = {
+    StartExecution: start,
+    DescribeExecution: describe,
+    StopExecution: stop,
+    ListExecutions: list,
+  };
+
+  const server = http.createServer((req, res) => {
+    const op = String(req.headers['x-amz-target'] ?? '').replace(/^AWSStepFunctions\./, '');
+    readBody(req)
+      .then((text) => {
+        const handler = operations[op];
+        if (!handler) throw new SfnError('UnknownOperationException', `Unsupported operation: ${op}`);
+        return handler(JSON.parse(text || '{}') as never);
+      })
+      .then(
+        (out) => send(res, 200, out),
+        (err: unknown) =>
+          err instanceof SfnError
+            ? send(res, 400, {
+                __type: `com.amazonaws.swf.service.v2.model#${err.type}`,
+                message: err.message,
+              })
+            : send(res, 500, {
+                __type: 'com.amazonaws.swf.service.v2.model#InternalFailure',
+                message: String(err),
+              }),
+      );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+
+  async function idle(): Promise<void> {
+    for (;;) {
+      const running = [...executions.values()].filter((e) => e.status === 'RUNNING').map((e) => e.settled);
+      if (running.length === 0 && invoking.size === 0) return;
+      await Promise.allSettled([...running, ...invoking]);
+    }
+  }
+
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    idle,
+    async close() {
+      for (const { executionArn, status } of executions.values()) {
+        if (status === 'RUNNING') stop({ executionArn });
+      }
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      // An invoke cannot be cancelled; waiting for it also lets the library clear its task timers.
+      await idle();
+    },
+  };
+}
+
+/** Validates a definition once, maps each Task state (nested ones too) to its resource, scales Retry waits. */
+function prepare(arn: string, definition: object, scale: number) {
+  const scaled = structuredClone(definition) as StateMachineDefinition & { QueryLanguage?: string };
+  const tasks = new Map<string, string>();
+  const fail = (why: string) => {
+    throw new Error(`local Step Functions cannot run ${arn} faithfully: ${why}`);
+  };
+  if (scaled.QueryLanguage === 'JSONata') fail('JSONata is not supported');
+  for (const [name, state] of statesOf(scaled)) {
+    const entries = [state, ...((state.Catch ?? []) as State[]), ...((state.Choices ?? []) as State[])];
+    for (const key of entries.flatMap((entry) => Object.keys(entry))) {
+      if (UNSUPPORTED.includes(key) || key.startsWith(UNSUPPORTED_PREFIX))
+        fail(`state '${name}' uses ${key}`);
+    }
+    if (state.QueryLanguage === 'JSONata') fail(`state '${name}' uses JSONata`);
+    for (const retrier of (state.Retry ?? []) as { IntervalSeconds?: number; MaxDelaySeconds?: number }[]) {
+      retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * scale;
+      if (retrier.MaxDelaySeconds !== undefined) retrier.MaxDelaySeconds *= scale;
+    }
+    if (state.Type !== 'Task') continue;
+    // The library times a Task out after 60 s by default; AWS waits for the Lambda, which stops by 900 s.
+    if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined)
+      state.TimeoutSeconds = 900;
+    const resource = String(state.Resource);
+    if (resource.startsWith('arn:aws:states:') && !LAMBDA_INVOKE.test(resource))
+      fail(`state '${name}' uses ${resource}`);
+    tasks.set(name, resource);
+  }
+  // checkArn off: local definitions may name functions with plain strings, not AWS ARNs.
+  return { runner: new StateMachine(scaled, { validationOptions: { checkArn: false } }), tasks };
+}
+
+function* statesOf(definition: { States?: Record<string, unknown> }): Generator<[string, State]> {
+  for (const [name, state] of Object.entries(definition.States ?? {}) as [string, State][]) {
+    yield [name, state];
+    for (const branch of (state.Branches ?? []) as object[]) yield* statesOf(branch);
+    const processor = (state.ItemProcessor ?? state.Iterator) as object | undefined;
+    if (processor) yield* statesOf(processor);
+  }
+}
+
+/** Shapes a thrown error the way Step Functions sees a failed Lambda: Error = errorType, Cause = Lambda's JSON. */
+function asLambdaError(err: unknown): Error {
+  if (err instanceof Error && isLambdaCause(err.message, err.name)) return err; // shaped already: keep, don't nest
+  const errorType = err instanceof Error ? err.name : 'Error';
+  const errorMessage = err instanceof Error ? err.message : String(err);
+  return Object.assign(new Error(JSON.stringify({ errorType, errorMessage })), { name: errorType });
+}
+
+function isLambdaCause(message: string, name: string): boolean {
+  try {
+    const parsed = JSON.parse(message) as { errorType?: unknown; errorMessage?: unknown };
+    return parsed.errorType === name && typeof parsed.errorMessage === 'string';
+  } catch {
+    return false;
+  }
+}
+
+const startedOf = (e: Execution) => ({ executionArn: e.executionArn, startDate: seconds(e.startDate) });
+const seconds = (date: Date | undefined) => (date ? date.getTime() / 1000 : undefined);
+
+/** aws-local-stepfunctions 3 calls Promise.withResolvers (Node 22+) inside every Task state. */
+function installPromiseWithResolvers(): void {
+  const P = Promise as PromiseConstructor & { withResolvers?: unknown };
+  if (typeof P.withResolvers === 'function') return;
+  Object.defineProperty(Promise, 'withResolvers', {
+    configurable: true,
+    writable: true,
+    value<T>() {
+      let resolve!: (value: T | PromiseLike<T>) => void;
+      let reject!: (reason?: unknown) => void;
+      const promise = new Promise<T>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      return { promise, resolve, reject };
+    },
+  });
+}
+
+function send(res: http.ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/x-amz-json-1.0',
+    'content-length': Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
+async function readBody(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
+  return Buffer.concat(chunks).toString('utf8');
+}

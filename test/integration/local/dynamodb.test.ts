@@ -1,0 +1,302 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type CreateTableCommandInput,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactGetItemsCommand,
+  TransactionCanceledException,
+  TransactWriteItemsCommand,
+  type TransactWriteItemsCommandInput,
+} from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalDynamo } from '../../../local/dynamodb.ts';
+
+const tables: CreateTableCommandInput[] = [
+  {
+    TableName: 'accounts',
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [{ AttributeName: 'pk', AttributeType: 'S' }],
+    KeySchema: [{ AttributeName: 'pk', KeyType: 'HASH' }],
+  },
+  {
+    TableName: 'events',
+    BillingMode: 'PAY_PER_REQUEST',
+    AttributeDefinitions: [
+      { AttributeName: 'pk', AttributeType: 'S' },
+      { AttributeName: 'sk', AttributeType: 'S' },
+    ],
+    KeySchema: [
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ],
+  },
+];
+
+const clientFor = (endpoint: string) =>
+  new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
+
+/** Spend `cost` from an account and record an event, both or neither. */
+const spend = (account: string, cost: number, event: string): TransactWriteItemsCommandInput => ({
+  TransactItems: [
+    {
+      Update: {
+        TableName: 'accounts',
+        Key: { pk: { S: account } },
+        UpdateExpression: 'SET balance = balance - :cost',
+        ConditionExpression: 'balance >= :cost',
+        ExpressionAttributeValues: { ':cost': { N: String(cost) } },
+      },
+    },
+    {
+      Put: {
+        TableName: 'events',
+        Item: { pk: { S: account }, sk: { S: event }, cost: { N: String(cost) } },
+        ConditionExpression: 'attribute_not_exists(pk)',
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      },
+    },
+  ],
+});
+
+describe('startLocalDynamo (in memory)', () => {
+  let stack: Awaited<ReturnType<typeof startLocalDynamo>>;
+  let db: DynamoDBClient;
+  const balanceOf = async (pk: string) =>
+    Number(
+      (await db.send(new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: pk } } }))).Item?.balance?.N,
+    );
+  const open = (pk: string, balance: number) =>
+    db.send(
+      new PutItemCommand({ TableName: 'accounts', Item: { pk: { S: pk }, balance: { N: String(balance) } } }),
+    );
+
+  beforeAll(async () => {
+    stack = await startLocalDynamo({ tables });
+    db = clientFor(stack.endpoint);
+  });
+  afterAll(async () => {
+    db.destroy();
+    await stack.close();
+  });
+
+  it('puts, gets and queries through the real client', async () => {
+    for (const sk of ['b', 'a', 'c']) {
+      await db.send(new PutItemCommand({ TableName: 'events', Item: { pk: { S: 'q' }, sk: { S: sk } } }));
+    }
+    const got = await db.send(
+      new GetItemCommand({ TableName: 'events', Key: { pk: { S: 'q' }, sk: { S: 'b' } } }),
+    );
+    expect(got.Item).toEqual({ pk: { S: 'q' }, sk: { S: 'b' } });
+    const page = await db.send(
+      new QueryCommand({
+        TableName: 'events',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: 'q' } },
+      }),
+    );
+    expect(page.Items?.map((i) => i.sk?.S)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('commits every item of a transaction whose conditions hold', async () => {
+    await open('alice', 10);
+    await db.send(new TransactWriteItemsCommand(spend('alice', 3, 'job-1')));
+    expect(await balanceOf('alice')).toBe(7);
+    const event = await db.send(
+      new GetItemCommand({ TableName: 'events', Key: { pk: { S: 'alice' }, sk: { S: 'job-1' } } }),
+    );
+    expect(event.Item?.cost).toEqual({ N: '3' });
+  });
+
+  it('leaves every item unchanged and names the failing condition when one fails', async () => {
+    await open('bob', 10);
+    await db.send(
+      new PutItemCommand({
+        TableName: 'events',
+        Item: { pk: { S: 'bob' }, sk: { S: 'dup' }, note: { S: 'old' } },
+      }),
+    );
+
+    const error = await db
+      .send(new TransactWriteItemsCommand(spend('bob', 3, 'dup')))
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(TransactionCanceledException);
+    const cancelled = error as TransactionCanceledException;
+    expect(cancelled.message).toBe(
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [None, ConditionalCheckFailed]',
+    );
+    expect(cancelled.CancellationReasons).toEqual([
+      { Code: 'None' },
+      {
+        Code: 'ConditionalCheckFailed',
+        Message: 'The conditional request failed',
+        Item: { pk: { S: 'bob' }, sk: { S: 'dup' }, note: { S: 'old' } },
+      },
+    ]);
+    expect(await balanceOf('bob')).toBe(10);
+    const event = await db.send(
+      new GetItemCommand({ TableName: 'events', Key: { pk: { S: 'bob' }, sk: { S: 'dup' } } }),
+    );
+    expect(event.Item).toEqual({ pk: { S: 'bob' }, sk: { S: 'dup' }, note: { S: 'old' } });
+  });
+
+  it('reports a failing ConditionCheck without writing the checked item', async () => {
+    await open('carol', 1);
+    const error = await db
+      .send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: 'accounts',
+                Key: { pk: { S: 'carol' } },
+                ConditionExpression: 'balance > :z',
+                ExpressionAttributeValues: { ':z': { N: '5' } },
+              },
+            },
+            {
+              ConditionCheck: {
+                TableName: 'accounts',
+                Key: { pk: { S: 'nobody' } },
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+          ],
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect((error as TransactionCanceledException).CancellationReasons?.map((r) => r.Code)).toEqual([
+      'ConditionalCheckFailed',
+      'ConditionalCheckFailed',
+    ]);
+    expect(await balanceOf('carol')).toBe(1);
+    const nobody = await db.send(new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'nobody' } } }));
+    expect(nobody.Item).toBeUndefined();
+  });
+
+  it('still evaluates later conditions after a failure when their placeholders serve the update too', async () => {
+    await open('dave', 5);
+    const error = await db
+      .send(
+        new TransactWriteItemsCommand({
+          TransactItems: [
+            {
+              ConditionCheck: {
+                TableName: 'accounts',
+                Key: { pk: { S: 'ghost' } },
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: 'accounts',
+                Key: { pk: { S: 'dave' } },
+                UpdateExpression: 'SET #b = :next, #note = :note',
+                ConditionExpression: '#b = :current',
+                ExpressionAttributeNames: { '#b': 'balance', '#note': 'note' },
+                ExpressionAttributeValues: {
+                  ':next': { N: '4' },
+                  ':note': { S: 'x' },
+                  ':current': { N: '5' },
+                },
+              },
+            },
+          ],
+        }),
+      )
+      .catch((e: unknown) => e);
+    expect((error as TransactionCanceledException).CancellationReasons?.map((r) => r.Code)).toEqual([
+      'ConditionalCheckFailed',
+      'None',
+    ]);
+    expect(await balanceOf('dave')).toBe(5);
+  });
+
+  it('lets exactly 20 of 50 concurrent 5-credit spends through a balance of 100', async () => {
+    await open('busy', 100);
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        db.send(new TransactWriteItemsCommand(spend('busy', 5, `spend-${i}`))),
+      ),
+    );
+    expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(20);
+    for (const o of outcomes) {
+      if (o.status === 'rejected') expect(o.reason).toBeInstanceOf(TransactionCanceledException);
+    }
+    expect(await balanceOf('busy')).toBe(0);
+    const events = await db.send(
+      new QueryCommand({
+        TableName: 'events',
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: 'busy' } },
+      }),
+    );
+    expect(events.Count).toBe(20);
+  });
+
+  it('rejects two operations on one item and more than 100 items like AWS', async () => {
+    const twice = spend('alice', 1, 'x');
+    twice.TransactItems?.push({
+      ConditionCheck: {
+        TableName: 'accounts',
+        Key: { pk: { S: 'alice' } },
+        ConditionExpression: 'attribute_exists(pk)',
+      },
+    });
+    await expect(db.send(new TransactWriteItemsCommand(twice))).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: 'Transaction request cannot include multiple operations on one item',
+    });
+    const many = Array.from({ length: 101 }, (_, i) => ({
+      Put: { TableName: 'accounts', Item: { pk: { S: `many-${i}` } } },
+    }));
+    await expect(db.send(new TransactWriteItemsCommand({ TransactItems: many }))).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+  });
+
+  it('reads several items at once with TransactGetItems', async () => {
+    const out = await db.send(
+      new TransactGetItemsCommand({
+        TransactItems: [
+          { Get: { TableName: 'accounts', Key: { pk: { S: 'alice' } }, ProjectionExpression: 'balance' } },
+          { Get: { TableName: 'accounts', Key: { pk: { S: 'ghost' } } } },
+        ],
+      }),
+    );
+    expect(out.Responses).toEqual([{ Item: { balance: { N: '7' } } }, {}]);
+  });
+});
+
+describe('startLocalDynamo (dataDir)', () => {
+  it('keeps tables and items across a restart and releases its port on close', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'local-dynamo-'));
+    try {
+      const first = await startLocalDynamo({ dataDir, tables });
+      const db1 = clientFor(first.endpoint);
+      await db1.send(
+        new PutItemCommand({ TableName: 'accounts', Item: { pk: { S: 'kept' }, balance: { N: '42' } } }),
+      );
+      db1.destroy();
+      await first.close();
+      await expect(fetch(first.endpoint)).rejects.toThrow();
+
+      const second = await startLocalDynamo({ dataDir, tables });
+      const db2 = clientFor(second.endpoint);
+      const got = await db2.send(new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'kept' } } }));
+      db2.destroy();
+      await second.close();
+      expect(got.Item?.balance).toEqual({ N: '42' });
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,329 @@
+import {
+  DescribeExecutionCommand,
+  type DescribeExecutionCommandOutput,
+  ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
+  ListExecutionsCommand,
+  SFNClient,
+  StartExecutionCommand,
+  StateMachineDoesNotExist,
+  StopExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalStepFunctions } from '../../../local/stepfunctions.ts';
+
+const machineArn = (name: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:${name}`;
+const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
+
+class PlateNotFoundError extends Error {
+  override name = 'PlateNotFoundError';
+}
+class TransientError extends Error {
+  override name = 'TransientError';
+}
+
+const definitions = {
+  [machineArn('pipeline')]: {
+    StartAt: 'Prepare',
+    States: {
+      Prepare: {
+        Type: 'Task',
+        Resource: fn('prepare'),
+        Parameters: { 'jobId.$': '$.jobId' },
+        ResultPath: '$.prepared',
+        Next: 'Detect',
+      },
+      Detect: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::lambda:invoke',
+        Parameters: { FunctionName: fn('detect'), 'Payload.$': '$.prepared' },
+        ResultSelector: { 'plates.$': '$.Payload.plates' },
+        ResultPath: '$.detected',
+        Next: 'Settle',
+      },
+      Settle: { Type: 'Task', Resource: fn('settle'), ResultPath: '$.settled', End: true },
+    },
+  },
+  [machineArn('nested')]: {
+    StartAt: 'Fan',
+    States: {
+      Fan: {
+        Type: 'Parallel',
+        End: true,
+        Branches: [
+          {
+            StartAt: 'Each',
+            States: {
+              Each: {
+                Type: 'Map',
+                ItemsPath: '$.items',
+                End: true,
+                ItemProcessor: {
+                  StartAt: 'Double',
+                  States: { Double: { Type: 'Task', Resource: fn('double'), End: true } },
+                },
+              },
+            },
+          },
+          { StartAt: 'Count', States: { Count: { Type: 'Task', Resource: fn('count'), End: true } } },
+        ],
+      },
+    },
+  },
+  [machineArn('flaky')]: {
+    StartAt: 'Flaky',
+    States: {
+      Flaky: {
+        Type: 'Task',
+        Resource: fn('flaky'),
+        Retry: [{ ErrorEquals: ['TransientError'], IntervalSeconds: 30, MaxAttempts: 3, BackoffRate: 2 }],
+        End: true,
+      },
+    },
+  },
+  [machineArn('plates')]: {
+    StartAt: 'ReadPlate',
+    States: {
+      ReadPlate: {
+        Type: 'Task',
+        Resource: fn('read-plate'),
+        Retry: [{ ErrorEquals: ['PlateNotFoundError'], IntervalSeconds: 1, MaxAttempts: 1 }],
+        Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'Fallback' }],
+        End: true,
+      },
+      Fallback: { Type: 'Task', Resource: fn('fallback'), End: true },
+    },
+  },
+  [machineArn('failing')]: {
+    StartAt: 'ReadPlate',
+    States: { ReadPlate: { Type: 'Task', Resource: fn('read-plate'), End: true } },
+  },
+  [machineArn('deadline')]: {
+    TimeoutSeconds: 1,
+    StartAt: 'Wait',
+    States: { Wait: { Type: 'Task', Resource: fn('slow'), End: true } },
+  },
+  [machineArn('slow')]: {
+    StartAt: 'Wait',
+    States: {
+      Wait: { Type: 'Task', Resource: fn('slow'), Next: 'After' },
+      After: { Type: 'Task', Resource: fn('after'), End: true },
+    },
+  },
+};
+
+describe('startLocalStepFunctions', () => {
+  const calls: { arn: string; payload: unknown }[] = [];
+  let flakyFailures = 0;
+  let releaseSlow: (() => void)[] = [];
+  const handlers: Record<string, (payload: unknown) => Promise<unknown>> = {
+    [fn('prepare')]: async (p) => ({ ...(p as object), prepared: true }),
+    [fn('detect')]: async () => ({ plates: ['AB-123'] }),
+    [fn('settle')]: async () => 'settled',
+    [fn('double')]: async (n) => (n as number) * 2,
+    [fn('count')]: async (p) => (p as { items: unknown[] }).items.length,
+    [fn('flaky')]: async () => {
+      if (flakyFailures++ < 2) throw new TransientError('try again');
+      return 'finally';
+    },
+    [fn('read-plate')]: async () => {
+      throw new PlateNotFoundError('no plate in photo p1');
+    },
+    [fn('fallback')]: async (p) => p,
+    [fn('slow')]: () => new Promise((resolve) => releaseSlow.push(() => resolve('slow done'))),
+    [fn('after')]: async () => 'after',
+  };
+  let stack: Awaited<ReturnType<typeof startLocalStepFunctions>>;
+  let sfn: SFNClient;
+
+  const run = async (machine: string, input: unknown): Promise<DescribeExecutionCommandOutput> => {
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: machineArn(machine), input: JSON.stringify(input) }),
+    );
+    await stack.idle();
+    return sfn.send(new DescribeExecutionCommand({ executionArn }));
+  };
+  const callsTo = (name: string) => calls.filter((c) => c.arn === fn(name));
+  const untilSlowStarted = async (count: number) => {
+    while (releaseSlow.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  };
+
+  beforeAll(async () => {
+    stack = await startLocalStepFunctions({
+      stateMachines: definitions,
+      retryIntervalScale: 0,
+      invoke: (arn, payload) => {
+        calls.push({ arn, payload });
+        return handlers[arn]!(payload);
+      },
+    });
+    sfn = new SFNClient({
+      endpoint: stack.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  });
+  afterAll(async () => {
+    sfn.destroy();
+    await stack.close();
+  });
+
+  it('runs tasks in order with Parameters, the lambda:invoke integration and ResultPath', async () => {
+    calls.length = 0;
+    const out = await run('pipeline', { jobId: 'j1', extra: 1 });
+    expect(out.status).toBe('SUCCEEDED');
+    expect(calls.map((c) => c.arn)).toEqual([fn('prepare'), fn('detect'), fn('settle')]);
+    expect(calls[0]?.payload).toEqual({ jobId: 'j1' });
+    expect(calls[1]?.payload).toEqual({ jobId: 'j1', prepared: true });
+    expect(JSON.parse(out.output!)).toEqual({
+      jobId: 'j1',
+      extra: 1,
+      prepared: { jobId: 'j1', prepared: true },
+      detected: { plates: ['AB-123'] },
+      settled: 'settled',
+    });
+    expect(out.startDate).toBeInstanceOf(Date);
+    expect(out.stopDate!.getTime()).toBeGreaterThanOrEqual(out.startDate!.getTime());
+  });
+
+  it('overrides Task states nested in Parallel branches and Map item processors', async () => {
+    const out = await run('nested', { items: [1, 2, 3] });
+    expect(out.status).toBe('SUCCEEDED');
+    expect(JSON.parse(out.output!)).toEqual([[2, 4, 6], 3]);
+  });
+
+  it('retries a TransientError twice, then succeeds, without the 30 s waits when scaled to 0', async () => {
+    const started = Date.now();
+    const out = await run('flaky', {});
+    expect(out.status).toBe('SUCCEEDED');
+    expect(JSON.parse(out.output!)).toBe('finally');
+    expect(callsTo('flaky')).toHaveLength(3);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('matches Retry and Catch by error name and hands the fallback {Error, Cause} as Lambda shapes them', async () => {
+    calls.length = 0;
+    const out = await run('plates', { photo: 'p1' });
+    expect(out.status).toBe('SUCCEEDED');
+    expect(callsTo('read-plate')).toHaveLength(2); // first try + one retry on PlateNotFoundError
+    expect(callsTo('fallback')[0]?.payload).toEqual({
+      photo: 'p1',
+      failure: {
+        Error: 'PlateNotFoundError',
+        Cause: JSON.stringify({ errorType: 'PlateNotFoundError', errorMessage: 'no plate in photo p1' }),
+      },
+    });
+  });
+
+  it('reports an uncaught task error as FAILED with the same error and cause', async () => {
+    const out = await run('failing', {});
+    expect(out).toMatchObject({
+      status: 'FAILED',
+      error: 'PlateNotFoundError',
+      cause: '{"errorType":"PlateNotFoundError","errorMessage":"no plate in photo p1"}',
+    });
+  });
+
+  it('keeps an error that is already shaped like a Lambda failure as it is', async () => {
+    const cause = JSON.stringify({ errorType: 'PlateNotFoundError', errorMessage: 'shaped upstream' });
+    handlers[fn('read-plate')] = async () => {
+      throw Object.assign(new Error(cause), { name: 'PlateNotFoundError' });
+    };
+    const out = await run('failing', {});
+    expect(out).toMatchObject({ status: 'FAILED', error: 'PlateNotFoundError', cause });
+  });
+
+  it('aborts on StopExecution, answering requests while the task still runs', async () => {
+    calls.length = 0;
+    releaseSlow = [];
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: machineArn('slow'), input: '{}' }),
+    );
+    await untilSlowStarted(1);
+    expect((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status).toBe('RUNNING');
+
+    await sfn.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: 'by test' }));
+    releaseSlow[0]?.();
+    await stack.idle();
+
+    expect(await sfn.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({
+      status: 'ABORTED',
+      error: 'Cancelled',
+      cause: 'by test',
+    });
+    expect(callsTo('after')).toHaveLength(0);
+  });
+
+  it('reports TIMED_OUT when the execution outlives its TimeoutSeconds', async () => {
+    releaseSlow = [];
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: machineArn('deadline'), input: '{}' }),
+    );
+    await untilSlowStarted(1);
+    while ((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status === 'RUNNING') {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    releaseSlow[0]?.();
+    await stack.idle();
+    expect(await sfn.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({
+      status: 'TIMED_OUT',
+      error: 'States.Timeout',
+    });
+  });
+
+  it('raises ExecutionDoesNotExist and StateMachineDoesNotExist like AWS', async () => {
+    await expect(
+      sfn.send(
+        new DescribeExecutionCommand({
+          executionArn: 'arn:aws:states:us-east-1:000000000000:execution:pipeline:nope',
+        }),
+      ),
+    ).rejects.toBeInstanceOf(ExecutionDoesNotExist);
+    await expect(
+      sfn.send(new StartExecutionCommand({ stateMachineArn: machineArn('nope'), input: '{}' })),
+    ).rejects.toBeInstanceOf(StateMachineDoesNotExist);
+  });
+
+  it('treats StartExecution by name as idempotent while running, and the name as taken afterwards', async () => {
+    releaseSlow = [];
+    const start = (input: string) =>
+      sfn.send(new StartExecutionCommand({ stateMachineArn: machineArn('slow'), name: 'job-42', input }));
+    const first = await start('{"job":42}');
+    const again = await start('{"job":42}');
+    expect(again.executionArn).toBe(first.executionArn);
+    expect(again.startDate).toEqual(first.startDate);
+    expect(first.executionArn).toBe('arn:aws:states:us-east-1:000000000000:execution:slow:job-42');
+    await expect(start('{"job":43}')).rejects.toBeInstanceOf(ExecutionAlreadyExists);
+
+    await untilSlowStarted(1);
+    releaseSlow[0]?.();
+    await stack.idle();
+    await expect(start('{"job":42}')).rejects.toBeInstanceOf(ExecutionAlreadyExists);
+
+    const listed = await sfn.send(
+      new ListExecutionsCommand({ stateMachineArn: machineArn('slow'), statusFilter: 'SUCCEEDED' }),
+    );
+    expect(listed.executions?.map((e) => e.name)).toEqual(['job-42']);
+  });
+});
+
+describe('startLocalStepFunctions (definitions it cannot run faithfully)', () => {
+  it('refuses JSONata and Assign instead of silently ignoring them', async () => {
+    const invoke = async () => null;
+    const withAssign = {
+      StartAt: 'A',
+      States: { A: { Type: 'Pass', Assign: { jobId: 'j1' }, End: true } },
+    };
+    const withJsonata = {
+      QueryLanguage: 'JSONata',
+      StartAt: 'A',
+      States: { A: { Type: 'Pass', End: true } },
+    };
+    await expect(
+      startLocalStepFunctions({ stateMachines: { [machineArn('a')]: withAssign }, invoke }),
+    ).rejects.toThrow("state 'A' uses Assign");
+    await expect(
+      startLocalStepFunctions({ stateMachines: { [machineArn('j')]: withJsonata }, invoke }),
+    ).rejects.toThrow('JSONata is not supported');
+  });
+});

@@ -1,0 +1,110 @@
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
+export const SHARED = path.resolve(REPO_ROOT, '..', 'shared');
+export const hasShared = existsSync(path.join(SHARED, 'models')) && existsSync(path.join(SHARED, 'eval'));
+
+export interface RunningServer {
+  baseUrl: string;
+  origin: string;
+  masterKey: string;
+  dataDir: string;
+  createKey(credits: number, flags?: string[]): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** `npm start` as a user runs it: a separate process on a free port with its own data directory. */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-it-'));
+  const masterKey = 'pjm_integration_master_key';
+  const childEnv = {
+    ...process.env,
+    PORT: '0',
+    DATA_DIR: dataDir,
+    MASTER_KEY: masterKey,
+    SFN_RETRY_INTERVAL_SCALE: '0',
+    ...env,
+  };
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
+    cwd: REPO_ROOT,
+    env: childEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stderr!.on('data', (chunk) => {
+    output += chunk;
+  });
+  const baseUrl = await new Promise<string>((resolve, reject) => {
+    child.stdout!.on('data', (chunk) => {
+      output += chunk;
+      const match = output.match(/API\s+(http:\/\/\S+)/);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
+  });
+  const run = promisify(execFile);
+  return {
+    baseUrl,
+    origin: new URL(baseUrl).origin,
+    masterKey,
+    dataDir,
+    async createKey(credits, flags = []) {
+      const { stdout } = await run(
+        process.execPath,
+        ['--import', 'tsx', 'bin/cli.ts', 'keys', 'create', '--credits', String(credits), '--json', ...flags],
+        { cwd: REPO_ROOT, env: childEnv },
+      );
+      return (JSON.parse(stdout.trim().split('\n').pop()!) as { key: string }).key;
+    },
+    async stop() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface ApiResponse {
+  status: number;
+  body: Record<string, any>;
+}
+
+export function api(server: RunningServer, key?: string) {
+  const headers = (extra: Record<string, string> = {}) => ({ ...(key ? { 'x-api-key': key } : {}), ...extra });
+  const parse = async (response: Response): Promise<ApiResponse> => ({
+    status: response.status,
+    body: (await response.json()) as Record<string, any>,
+  });
+  return {
+    async postForm(route: string, form: FormData, extra?: Record<string, string>) {
+      return parse(await fetch(`${server.baseUrl}${route}`, { method: 'POST', body: form, headers: headers(extra) }));
+    },
+    async postJson(route: string, body: unknown, extra?: Record<string, string>) {
+      return parse(
+        await fetch(`${server.baseUrl}${route}`, {
+          method: 'POST',
+          body: JSON.stringify(body),
+          headers: headers({ 'content-type': 'application/json', ...extra }),
+        }),
+      );
+    },
+    async get(route: string, extra?: Record<string, string>) {
+      return parse(await fetch(`${server.baseUrl}${route}`, { headers: headers(extra) }));
+    },
+    /** Poll a job until it stops moving, as the spec tells clients to. */
+    async waitForJob(jobId: string, timeoutMs = 60_000): Promise<ApiResponse> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const response = await this.get(`/jobs/${jobId}`);
+        if (['success', 'failed', 'cancelled'].includes(response.body.status) || Date.now() > deadline) return response;
+        await new Promise((resolve) => setTimeout(resolve, 150));
+      }
+    },
+  };
+}
