@@ -21,7 +21,7 @@ export function inferencePool(options: { size: number; repoRoot: string; handler
   let nextId = 0;
 
   const spawn = (): PoolWorker => {
-    const worker = new Worker(new URL('./inference-worker.ts', import.meta.url), {
+    const worker = new Worker(new URL('./inference-worker.mjs', import.meta.url), {
       workerData: { repoRoot: options.repoRoot, handler: options.handler },
     });
     const entry: PoolWorker = { worker, busy: false };
