@@ -32,7 +32,6 @@ const balance = await deps().accounts.get(keyIdOf(hashSecret(demoKey)));
 console.log(`photo-jobs is running on the embedded stack
 
   API        ${stack.baseUrl}
-  OpenAPI    ${stack.baseUrl}/openapi.json
   master key ${masterKey}
   API key    ${demoKey}  (${balance?.available ?? 0} credits)
   data       ${dataDir}

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
 
 const PLATE_PHOTO = { file: 'plates/eu/eu1.jpg', box: { x: 396, y: 340, w: 203, h: 46 } };
-const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__591576708s.jpg';
+// An interior shot: no plate in view.
+const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 const FILL = '#ff00ff';
 
 function photoForm(file: string, fields: Record<string, string> = {}): FormData {
