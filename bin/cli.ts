@@ -50,12 +50,14 @@ function defaultsFromFlags(): KeyDefaults {
   if (values['plate-mask-only'] !== undefined) {
     defaults.plateMaskOnly = parseBooleanish('plate-mask-only', values['plate-mask-only']);
   }
-  if (values.webhook !== undefined) defaults.webhookUrl = values.webhook === '' ? null : new URL(values.webhook).toString();
+  if (values.webhook !== undefined)
+    defaults.webhookUrl = values.webhook === '' ? null : new URL(values.webhook).toString();
   return defaults;
 }
 
 const [group, command, argument] = positionals;
-if (values.help || group !== 'keys' || !command) fail(group ? `unknown command: ${positionals.join(' ')}` : '');
+if (values.help || group !== 'keys' || !command)
+  fail(group ? `unknown command: ${positionals.join(' ')}` : '');
 
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
 const { openLocalData } = await import('../local/data.ts');
@@ -68,7 +70,11 @@ try {
 
   if (command === 'create') {
     const credits = Number(values.credits);
-    const created = await createApiKey(d, { credits, name: values.name ?? null, defaults: defaultsFromFlags() });
+    const created = await createApiKey(d, {
+      credits,
+      name: values.name ?? null,
+      defaults: defaultsFromFlags(),
+    });
     print(
       { key: created.key, key_id: created.keyId, credits: created.credits },
       `API key ${created.key} (${created.keyId}) with ${created.credits} credits`,
@@ -78,7 +84,8 @@ try {
     const keyId = keyIdOf(hashSecret(argument));
     const record = await d.keys.findById(keyId);
     if (!record) fail(`no such key: ${keyId}`);
-    const defaults = command === 'defaults' ? { ...record.defaults, ...defaultsFromFlags() } : record.defaults;
+    const defaults =
+      command === 'defaults' ? { ...record.defaults, ...defaultsFromFlags() } : record.defaults;
     if (command === 'defaults') await d.keys.updateDefaults(keyId, defaults);
     const account = await d.accounts.get(keyId);
     print(

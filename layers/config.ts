@@ -18,12 +18,16 @@ const ConfigSchema = z.object({
   SFN_ENDPOINT: optionalUrl,
   /** sha256 (hex) of the master key; the key itself never sits in configuration. */
   MASTER_KEY_SHA256: z
-    .string()
-    .regex(/^[0-9a-f]{64}$/)
-    .optional(),
+    .union([z.literal(''), z.string().regex(/^[0-9a-f]{64}$/)])
+    .optional()
+    .transform((value) => value || undefined),
   MODELS_DIR: z.string().optional(),
   /** Largest accepted source or background image, in bytes. */
-  MAX_SOURCE_BYTES: z.coerce.number().int().positive().default(20 * 1024 * 1024),
+  MAX_SOURCE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(20 * 1024 * 1024),
   /** Local tests only: lets `url` sources and webhooks reach 127.0.0.1/::1. Never set in production. */
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),

@@ -54,11 +54,17 @@ export function apiGatewayListener(routes: LocalRoute[]) {
     const candidates = compiled.filter((route) => route.pattern.test(url.pathname));
     const route = candidates.find((candidate) => candidate.method === method || candidate.method === 'ANY');
     if (!route) {
-      return send(res, candidates.length > 0 ? 405 : 404, { message: candidates.length ? 'Method Not Allowed' : 'Not Found' });
+      return send(res, candidates.length > 0 ? 405 : 404, {
+        message: candidates.length ? 'Method Not Allowed' : 'Not Found',
+      });
     }
     const body = await readBody(req);
     if (body === null) {
-      return send(res, 413, { code: 413, message: `The request is larger than ${MAX_REQUEST_BYTES} bytes`, result: false });
+      return send(res, 413, {
+        code: 413,
+        message: `The request is larger than ${MAX_REQUEST_BYTES} bytes`,
+        result: false,
+      });
     }
     const match = url.pathname.match(route.pattern)!;
     const event = toEvent(req, url, route, match, body);
@@ -96,14 +102,21 @@ function toEvent(
 ): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
-    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
+    if (value !== undefined && name !== 'cookie')
+      headers[name] = Array.isArray(value) ? value.join(',') : value;
   }
   const query: Record<string, string> = {};
-  for (const [name, value] of url.searchParams) query[name] = name in query ? `${query[name]},${value}` : value;
-  const pathParameters = Object.fromEntries(route.params.map((name, i) => [name, decodeURIComponent(match[i + 1]!)]));
+  for (const [name, value] of url.searchParams)
+    query[name] = name in query ? `${query[name]},${value}` : value;
+  const pathParameters = Object.fromEntries(
+    route.params.map((name, i) => [name, decodeURIComponent(match[i + 1]!)]),
+  );
   const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = new Date();
-  const cookies = req.headers.cookie?.split(';').map((cookie) => cookie.trim()).filter(Boolean);
+  const cookies = req.headers.cookie
+    ?.split(';')
+    .map((cookie) => cookie.trim())
+    .filter(Boolean);
   return {
     version: '2.0',
     routeKey: route.routeKey,
@@ -145,7 +158,9 @@ function writeResult(res: ServerResponse, result: unknown) {
   const headers: Record<string, string | string[]> = {};
   for (const [name, value] of Object.entries(structured.headers ?? {})) headers[name] = String(value);
   if (structured.cookies?.length) headers['set-cookie'] = structured.cookies;
-  const body = structured.body ? Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+  const body = structured.body
+    ? Buffer.from(structured.body, structured.isBase64Encoded ? 'base64' : 'utf8')
+    : undefined;
   res.writeHead(structured.statusCode ?? 200, headers);
   res.end(body);
 }

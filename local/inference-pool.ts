@@ -25,19 +25,22 @@ export function inferencePool(options: { size: number; repoRoot: string; handler
       workerData: { repoRoot: options.repoRoot, handler: options.handler },
     });
     const entry: PoolWorker = { worker, busy: false };
-    worker.on('message', (message: { id: number; result?: unknown; error?: { name: string; message: string } }) => {
-      const pending = inFlight.get(message.id);
-      inFlight.delete(message.id);
-      entry.busy = false;
-      if (message.error) {
-        const error = new Error(message.error.message);
-        error.name = message.error.name;
-        pending?.reject(error);
-      } else {
-        pending?.resolve(message.result);
-      }
-      pump();
-    });
+    worker.on(
+      'message',
+      (message: { id: number; result?: unknown; error?: { name: string; message: string } }) => {
+        const pending = inFlight.get(message.id);
+        inFlight.delete(message.id);
+        entry.busy = false;
+        if (message.error) {
+          const error = new Error(message.error.message);
+          error.name = message.error.name;
+          pending?.reject(error);
+        } else {
+          pending?.resolve(message.result);
+        }
+        pump();
+      },
+    );
     worker.on('error', (error) => {
       console.error('[inference] worker crashed:', error);
       workers.splice(workers.indexOf(entry), 1);
@@ -53,7 +56,8 @@ export function inferencePool(options: { size: number; repoRoot: string; handler
 
   const pump = () => {
     while (queue.length > 0) {
-      const idle = workers.find((entry) => !entry.busy) ?? (workers.length < options.size ? spawn() : undefined);
+      const idle =
+        workers.find((entry) => !entry.busy) ?? (workers.length < options.size ? spawn() : undefined);
       if (!idle) return;
       const { payload, pending } = queue.shift()!;
       const id = nextId++;

@@ -76,7 +76,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   const imageFunction = [...topology.functions.values()].find((fn) => fn.image);
   const pool = imageFunction
-    ? inferencePool({ size: options.inferenceWorkers ?? 1, repoRoot: REPO_ROOT, handler: imageFunction.handler })
+    ? inferencePool({
+        size: options.inferenceWorkers ?? 1,
+        repoRoot: REPO_ROOT,
+        handler: imageFunction.handler,
+      })
     : null;
   const invokeFunction = async (functionId: string, payload: unknown) => {
     const fn = topology.functions.get(functionId);
@@ -105,7 +109,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const { port } = server.address() as AddressInfo;
   const endpoints = { dynamodb: dynamo.endpoint, s3: s3.endpoint, sfn: sfn.endpoint };
   if (options.dataDir) {
-    await writeFile(path.join(options.dataDir, STACK_FILE), JSON.stringify({ pid: process.pid, port, endpoints }));
+    await writeFile(
+      path.join(options.dataDir, STACK_FILE),
+      JSON.stringify({ pid: process.pid, port, endpoints }),
+    );
   }
 
   return {

@@ -38,7 +38,13 @@ function resolve(value: unknown): unknown {
   }
   if ('Ref' in node) {
     const ref = node.Ref as string;
-    return ref === 'AWS::Partition' ? 'aws' : ref === 'AWS::Region' ? 'us-east-1' : ref === 'AWS::AccountId' ? '000000000000' : ref;
+    return ref === 'AWS::Partition'
+      ? 'aws'
+      : ref === 'AWS::Region'
+        ? 'us-east-1'
+        : ref === 'AWS::AccountId'
+          ? '000000000000'
+          : ref;
   }
   return Object.fromEntries(Object.entries(node).map(([key, inner]) => [key, resolve(inner)]));
 }
@@ -58,17 +64,20 @@ const referencedId = (value: unknown): string | undefined => {
 };
 
 export function readTopology(templates: object[], tableName: (logicalId: string) => string): LocalTopology {
-  const resources = Object.assign({}, ...templates.map((template) => (template as Template).Resources ?? {})) as Record<
-    string,
-    Resource
-  >;
+  const resources = Object.assign(
+    {},
+    ...templates.map((template) => (template as Template).Resources ?? {}),
+  ) as Record<string, Resource>;
   const functions = new Map<string, LocalFunction>();
   const integrations = new Map<string, string>();
   const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [] };
 
   for (const [logicalId, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
-    if (resource.Type === 'AWS::Lambda::Function' && typeof resource.Metadata?.['photo-jobs:handler'] === 'string') {
+    if (
+      resource.Type === 'AWS::Lambda::Function' &&
+      typeof resource.Metadata?.['photo-jobs:handler'] === 'string'
+    ) {
       functions.set(logicalId, {
         logicalId,
         handler: resource.Metadata['photo-jobs:handler'] as string,

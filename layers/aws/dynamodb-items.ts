@@ -5,7 +5,10 @@ export const keys = {
   job: (jobId: string) => ({ pk: { S: `JOB#${jobId}` }, sk: { S: 'JOB' } }),
   account: (account: string) => ({ pk: { S: `ACCOUNT#${account}` }, sk: { S: 'ACCOUNT' } }),
   apiKey: (keyId: string) => ({ pk: { S: `KEY#${keyId}` }, sk: { S: 'KEY' } }),
-  idempotency: (scope: string, key: string) => ({ pk: { S: `IDEMPOTENCY#${scope}#${key}` }, sk: { S: 'IDEMPOTENCY' } }),
+  idempotency: (scope: string, key: string) => ({
+    pk: { S: `IDEMPOTENCY#${scope}#${key}` },
+    sk: { S: 'IDEMPOTENCY' },
+  }),
 };
 
 export const ownerPartition = (ownerId: string): string => `OWNER#${ownerId}`;

@@ -2,14 +2,23 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   TransactionCanceledException,
-  TransactWriteItemsCommand,
   type TransactWriteItem,
+  TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import { InsufficientCreditsError } from '#core/errors.ts';
+import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { CreditMovement, IdempotencyClaim, JobRepository } from '#core/ports.ts';
-import { doc, epochSeconds, isExpired, type Item, keys, ownerPartition, seqSortKey, str } from './dynamodb-items.ts';
+import {
+  doc,
+  epochSeconds,
+  type Item,
+  isExpired,
+  keys,
+  ownerPartition,
+  seqSortKey,
+  str,
+} from './dynamodb-items.ts';
 
 function jobItem(job: Job): Item {
   return {
@@ -40,7 +49,12 @@ export function movementWrite(table: string, movement: CreditMovement): Transact
     },
   }[movement.kind];
   return {
-    Update: { TableName: table, Key: keys.account(movement.account), ExpressionAttributeValues: amount, ...update },
+    Update: {
+      TableName: table,
+      Key: keys.account(movement.account),
+      ExpressionAttributeValues: amount,
+      ...update,
+    },
   };
 }
 
@@ -70,7 +84,10 @@ export function dynamodbJobs(client: DynamoDBClient, table: string, now: () => D
         new GetItemCommand({ TableName: table, Key: keys.idempotency(scope, key), ConsistentRead: true }),
       );
       if (!Item || isExpired(Item, now())) return null;
-      return { jobId: str(Item, 'job_id')!, fingerprint: str(Item, 'fingerprint')! } satisfies IdempotencyRecord;
+      return {
+        jobId: str(Item, 'job_id')!,
+        fingerprint: str(Item, 'fingerprint')!,
+      } satisfies IdempotencyRecord;
     },
 
     async insert(job, reservation, claim: IdempotencyClaim | null) {
@@ -102,7 +119,9 @@ export function dynamodbJobs(client: DynamoDBClient, table: string, now: () => D
         if (existing) return { inserted: false, existing };
       }
       if (reservation && failed[1]) {
-        throw new InsufficientCreditsError(`This operation needs ${reservation.amount} credits; the balance is too low`);
+        throw new InsufficientCreditsError(
+          `This operation needs ${reservation.amount} credits; the balance is too low`,
+        );
       }
       throw new Error(`Storing job ${job.id} was refused: ${JSON.stringify(failed)}`);
     },

@@ -7,7 +7,11 @@ export function sfnWorkflow(client: SFNClient, stateMachineArn: string): Workflo
       try {
         // The name makes a repeated start of the same attempt a no-op instead of a second run.
         await client.send(
-          new StartExecutionCommand({ stateMachineArn, name: `${jobId}-${attempt}`, input: JSON.stringify({ jobId }) }),
+          new StartExecutionCommand({
+            stateMachineArn,
+            name: `${jobId}-${attempt}`,
+            input: JSON.stringify({ jobId }),
+          }),
         );
       } catch (error) {
         if (!(error instanceof ExecutionAlreadyExists)) throw error;

@@ -26,7 +26,11 @@ export interface JobRepository {
    * Store a new job, reserve its credits and claim its idempotency key, all or nothing.
    * @throws InsufficientCreditsError when the account cannot cover the reservation.
    */
-  insert(job: Job, reservation: CreditMovement | null, claim: IdempotencyClaim | null): Promise<InsertOutcome>;
+  insert(
+    job: Job,
+    reservation: CreditMovement | null,
+    claim: IdempotencyClaim | null,
+  ): Promise<InsertOutcome>;
   /**
    * Replace `before` with `after` only if nobody changed the job meanwhile, together with `movement`.
    * @returns false when the job had changed (the caller re-reads and decides again).

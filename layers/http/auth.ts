@@ -20,7 +20,10 @@ export type Authenticator = (credentials: Credentials) => Promise<Caller>;
  * Resolve a caller from an API key: the master key (compared by hash), or a stored key that is
  * not disabled. Unknown and disabled keys get the same 401 so keys cannot be probed.
  */
-export function keyAuthenticator(deps: { keys: ApiKeyRepository; masterKeySha256: string | null }): Authenticator {
+export function keyAuthenticator(deps: {
+  keys: ApiKeyRepository;
+  masterKeySha256: string | null;
+}): Authenticator {
   return async ({ apiKey }) => {
     if (!apiKey) throw new UnauthorizedError('Send an API key in X-API-Key or Authorization: Bearer');
     if (deps.masterKeySha256 && secretMatches(apiKey, deps.masterKeySha256)) return { kind: 'master' };

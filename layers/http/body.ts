@@ -1,5 +1,5 @@
-import busboy from 'busboy';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 
@@ -60,9 +60,15 @@ function parseMultipart(contentType: string, body: Buffer, maxFileBytes: number)
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('limit', () => reject(new PayloadTooLargeError(`${name} is larger than ${maxFileBytes} bytes`)));
+      stream.on('limit', () =>
+        reject(new PayloadTooLargeError(`${name} is larger than ${maxFileBytes} bytes`)),
+      );
       stream.on('close', () => {
-        files[name] = { bytes: Buffer.concat(chunks), filename: info.filename ?? null, contentType: info.mimeType };
+        files[name] = {
+          bytes: Buffer.concat(chunks),
+          filename: info.filename ?? null,
+          contentType: info.mimeType,
+        };
       });
     });
     parser.on('error', (cause) => reject(new BadRequestError('The multipart body is malformed', { cause })));

@@ -2,8 +2,8 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import { isAllowedTarget } from '#core/net/address-policy.ts';
 import { PayloadTooLargeError, SourceImageError } from '#core/errors.ts';
+import { isAllowedTarget } from '#core/net/address-policy.ts';
 
 export interface OutboundOptions {
   allowLoopback: boolean;
@@ -41,7 +41,10 @@ export async function fetchOutbound(rawUrl: string, options: OutboundOptions): P
   throw new SourceImageError('The image URL redirected too many times');
 }
 
-async function vetHost(hostname: string, options: OutboundOptions): Promise<{ address: string; family: number }> {
+async function vetHost(
+  hostname: string,
+  options: OutboundOptions,
+): Promise<{ address: string; family: number }> {
   const host = hostname.replace(/^\[|\]$/g, '');
   let addresses: Array<{ address: string; family: number }>;
   try {
@@ -67,41 +70,53 @@ function get(
   };
   const client = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const request = client.get(url, { lookup: pinnedLookup, timeout: Math.max(1, deadline - Date.now()) }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        resolve({ redirect: res.headers.location, contentType: null });
-        return;
-      }
-      if (status < 200 || status >= 300) {
-        res.resume();
-        reject(new SourceImageError(`The image URL answered HTTP ${status}`));
-        return;
-      }
-      const declared = Number(res.headers['content-length'] ?? 0);
-      if (declared > options.maxBytes) {
-        res.destroy();
-        reject(new PayloadTooLargeError(`The image at the URL is larger than ${options.maxBytes} bytes`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let received = 0;
-      res.on('data', (chunk: Buffer) => {
-        received += chunk.length;
-        if (received > options.maxBytes) {
+    const request = client.get(
+      url,
+      { lookup: pinnedLookup, timeout: Math.max(1, deadline - Date.now()) },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location) {
+          res.resume();
+          resolve({ redirect: res.headers.location, contentType: null });
+          return;
+        }
+        if (status < 200 || status >= 300) {
+          res.resume();
+          reject(new SourceImageError(`The image URL answered HTTP ${status}`));
+          return;
+        }
+        const declared = Number(res.headers['content-length'] ?? 0);
+        if (declared > options.maxBytes) {
           res.destroy();
           reject(new PayloadTooLargeError(`The image at the URL is larger than ${options.maxBytes} bytes`));
           return;
         }
-        chunks.push(chunk);
-      });
-      res.on('end', () => resolve({ bytes: Buffer.concat(chunks), contentType: res.headers['content-type'] ?? null }));
-      res.on('error', (cause) => reject(new SourceImageError('The image download was interrupted', { cause })));
-    });
+        const chunks: Buffer[] = [];
+        let received = 0;
+        res.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > options.maxBytes) {
+            res.destroy();
+            reject(new PayloadTooLargeError(`The image at the URL is larger than ${options.maxBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        res.on('end', () =>
+          resolve({ bytes: Buffer.concat(chunks), contentType: res.headers['content-type'] ?? null }),
+        );
+        res.on('error', (cause) =>
+          reject(new SourceImageError('The image download was interrupted', { cause })),
+        );
+      },
+    );
     request.on('timeout', () => request.destroy(new SourceImageError('The image download timed out')));
     request.on('error', (cause) =>
-      reject(cause instanceof SourceImageError ? cause : new SourceImageError('The image could not be downloaded', { cause })),
+      reject(
+        cause instanceof SourceImageError
+          ? cause
+          : new SourceImageError('The image could not be downloaded', { cause }),
+      ),
     );
   });
 }

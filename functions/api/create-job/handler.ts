@@ -10,7 +10,10 @@ import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts
 import { type HttpResult, json } from '#http/responses.ts';
 
 /** One handler serves POST /jobs and the legacy /process and /analyze, which differ only in allowed modes. */
-const ROUTES: Record<string, { route: JobRoute; modes?: readonly ('plate' | 'studio_background' | 'analyze')[] }> = {
+const ROUTES: Record<
+  string,
+  { route: JobRoute; modes?: readonly ('plate' | 'studio_background' | 'analyze')[] }
+> = {
   'POST /api/v1/jobs': { route: 'jobs' },
   'POST /api/v1/process': { route: 'process', modes: ['plate', 'studio_background'] },
   'POST /api/v1/analyze': { route: 'analyze', modes: ['analyze'] },

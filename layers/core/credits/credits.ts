@@ -26,7 +26,8 @@ export function reserve(account: CreditAccount, amount: number): CreditAccount {
 
 /** Settle a reservation: a success charges it, anything else gives it back. */
 export function settle(account: CreditAccount, amount: number, outcome: 'charge' | 'release'): CreditAccount {
-  if (amount > account.reserved) throw new RangeError(`cannot settle ${amount}; only ${account.reserved} reserved`);
+  if (amount > account.reserved)
+    throw new RangeError(`cannot settle ${amount}; only ${account.reserved} reserved`);
   return outcome === 'charge'
     ? { ...account, reserved: account.reserved - amount, usedTotal: account.usedTotal + amount }
     : { ...account, reserved: account.reserved - amount, available: account.available + amount };

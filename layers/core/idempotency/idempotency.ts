@@ -26,7 +26,11 @@ export interface IdempotencyRecord {
  * with 200, one still running is returned as it is with 202, and a different request under the
  * same key is a client bug (409).
  */
-export function replayDecision(record: IdempotencyRecord, fingerprint: string, job: Job): { status: 200 | 202 } {
+export function replayDecision(
+  record: IdempotencyRecord,
+  fingerprint: string,
+  job: Job,
+): { status: 200 | 202 } {
   if (record.fingerprint !== fingerprint) {
     throw new ConflictError('This Idempotency-Key was already used with a different request body');
   }

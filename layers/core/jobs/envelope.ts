@@ -61,13 +61,19 @@ export function legacyJobFields(job: Job, account: CreditAccount | null) {
     job_id: job.id,
     status: job.status,
     code: legacyCode(job),
-    ...(job.error ? { message: job.error.message } : job.status === 'cancelled' ? { message: 'Job was cancelled' } : {}),
+    ...(job.error
+      ? { message: job.error.message }
+      : job.status === 'cancelled'
+        ? { message: 'Job was cancelled' }
+        : {}),
     ...(output?.url ? { url: output.url } : {}),
     ...(output?.plate_mask_url ? { plate_mask_url: output.plate_mask_url } : {}),
     ...(output?.background_mask_url ? { background_mask_url: output.background_mask_url } : {}),
     ...(output?.mask_url ? { mask_url: output.mask_url } : {}),
     ...(output?.analysis ? { analysis: output.analysis } : {}),
-    ...(job.status === 'success' && output?.output_kind !== 'analysis' ? { expires_in_days: RESULT_TTL_DAYS } : {}),
+    ...(job.status === 'success' && output?.output_kind !== 'analysis'
+      ? { expires_in_days: RESULT_TTL_DAYS }
+      : {}),
     mode: job.operation,
     background: job.params.backgroundFileKey ? 'custom' : job.params.background,
     plate_color: job.params.plateColor,

@@ -16,7 +16,9 @@ export function normalizePlateColor(raw: string): string {
   const named = NAMED_PLATE_COLORS[value];
   if (named) return named;
   if (/^#[0-9a-f]{6}$/.test(value)) return value;
-  throw new BadRequestError(`plate_color must be #RRGGBB or one of ${Object.keys(NAMED_PLATE_COLORS).join(', ')}`);
+  throw new BadRequestError(
+    `plate_color must be #RRGGBB or one of ${Object.keys(NAMED_PLATE_COLORS).join(', ')}`,
+  );
 }
 
 const TRUE_SPELLINGS = new Set(['true', '1', 'smooth', 'yes', 'on']);
@@ -46,7 +48,8 @@ export function resolveParams(requested: RequestedParams, defaults: KeyDefaults)
     plateSmoothing: requested.plateSmoothing ?? defaults.plateSmoothing ?? true,
     plateMaskOnly: requested.plateMaskOnly ?? defaults.plateMaskOnly ?? false,
     // A custom file beats any preset; the key's stored file beats the service's preset.
-    backgroundFileKey: requested.backgroundFileKey ?? (requested.background ? null : (defaults.backgroundFileKey ?? null)),
+    backgroundFileKey:
+      requested.backgroundFileKey ?? (requested.background ? null : (defaults.backgroundFileKey ?? null)),
     background: requested.background ?? defaults.background ?? 'studio',
     webhookUrl: requested.webhookUrl ?? defaults.webhookUrl ?? null,
   };

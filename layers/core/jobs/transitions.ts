@@ -53,7 +53,9 @@ export function failJob(job: Job, error: JobError, now: string): Job {
  */
 export function cancelJob(job: Job, now: string): { job: Job; immediate: boolean } {
   if (job.status === 'success' || job.status === 'failed') {
-    throw new ConflictError(`Job ${job.id} already finished with status ${job.status}; it cannot be cancelled`);
+    throw new ConflictError(
+      `Job ${job.id} already finished with status ${job.status}; it cannot be cancelled`,
+    );
   }
   assertMove(job, 'cancel');
   if (job.status === 'processing') return { job: { ...job, cancelRequested: true }, immediate: false };

@@ -24,7 +24,8 @@ export interface ApiKeyRecord {
   defaults: KeyDefaults;
 }
 
-export const hashSecret = (secret: string): string => createHash('sha256').update(secret, 'utf8').digest('hex');
+export const hashSecret = (secret: string): string =>
+  createHash('sha256').update(secret, 'utf8').digest('hex');
 
 /**
  * The key id is derived from the hash so that authentication is a single read by id; the id alone

@@ -10,6 +10,7 @@ export const ownerIdOf = (caller: Caller): string =>
   caller.kind === 'key' ? caller.keyId : caller.kind === 'guest' ? `guest_${caller.sessionId}` : 'master';
 
 /** The master key passes without deducting credits (spec 5.5), so it has no account to reserve from. */
-export const accountOf = (caller: Caller): string | null => (caller.kind === 'master' ? null : caller.account);
+export const accountOf = (caller: Caller): string | null =>
+  caller.kind === 'master' ? null : caller.account;
 
 export const defaultsOf = (caller: Caller): KeyDefaults => (caller.kind === 'key' ? caller.defaults : {});

@@ -54,8 +54,10 @@ function classifyV6(address: string): AddressClass {
   if (g.every((group) => group === 0)) return 'reserved';
   if (g.slice(0, 7).every((group) => group === 0) && g[7] === 1) return 'loopback';
   // IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible (::a.b.c.d) and NAT64 (64:ff9b::a.b.c.d) carry an IPv4 target.
-  if (g.slice(0, 5).every((group) => group === 0) && (g[5] === 0xffff || g[5] === 0)) return classifyV4(embeddedV4());
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((group) => group === 0)) return classifyV4(embeddedV4());
+  if (g.slice(0, 5).every((group) => group === 0) && (g[5] === 0xffff || g[5] === 0))
+    return classifyV4(embeddedV4());
+  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((group) => group === 0))
+    return classifyV4(embeddedV4());
   if ((g[0]! & 0xfe00) === 0xfc00) return 'private';
   if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local';
   if ((g[0]! & 0xff00) === 0xff00) return 'reserved';

@@ -4,7 +4,7 @@ import { NotFoundError, PayloadTooLargeError, TransientError, UnsupportedMediaTy
 import { replayDecision } from '../idempotency/idempotency.ts';
 import { extensionOf, sniffImageType } from '../images.ts';
 import { newJobId, newSequence } from '../jobs/ids.ts';
-import type { UploadedFile, JobRequest } from '../jobs/input.ts';
+import type { JobRequest, UploadedFile } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { failJob } from '../jobs/transitions.ts';
@@ -49,7 +49,9 @@ export async function createJob(
   }
 
   const source = await loadSource(deps, request);
-  const background = request.backgroundFile ? checkImage(deps, request.backgroundFile, 'background_file') : null;
+  const background = request.backgroundFile
+    ? checkImage(deps, request.backgroundFile, 'background_file')
+    : null;
 
   const now = deps.clock.now();
   const jobId = newJobId();
@@ -92,7 +94,8 @@ export async function createJob(
   };
 
   await deps.objects.put(sourceKey, source.file.bytes, source.type);
-  if (background && backgroundKey) await deps.objects.put(backgroundKey, background.file.bytes, background.type);
+  if (background && backgroundKey)
+    await deps.objects.put(backgroundKey, background.file.bytes, background.type);
 
   const reservation = account ? { account, amount: cost, kind: 'reserve' as const } : null;
   const outcome = await deps.jobs.insert(job, reservation, claim);
@@ -108,9 +111,15 @@ export async function createJob(
   try {
     await deps.workflow.start(job.id, 1);
   } catch (cause) {
-    const failed = failJob(job, { code: 500, message: 'The job could not be started' }, deps.clock.now().toISOString());
+    const failed = failJob(
+      job,
+      { code: 500, message: 'The job could not be started' },
+      deps.clock.now().toISOString(),
+    );
     await deps.jobs.update(job, { ...failed, version: job.version + 1 }, settlementOf(job, 'release'));
-    throw new TransientError('The processing workflow could not be started; no credits were charged', { cause });
+    throw new TransientError('The processing workflow could not be started; no credits were charged', {
+      cause,
+    });
   }
   return { status: 202, job };
 }

@@ -43,7 +43,8 @@ export async function runInference(
     background,
   });
   const output: JobOutput = {
-    output_kind: order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
+    output_kind:
+      order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
     inference_cached: result.inferenceCached,
     model_version: result.modelVersion,
   };

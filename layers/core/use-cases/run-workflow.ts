@@ -1,4 +1,4 @@
-import { jobErrorFromFailure, JobCancelledError, NotFoundError, TransientError } from '../errors.ts';
+import { JobCancelledError, jobErrorFromFailure, NotFoundError, TransientError } from '../errors.ts';
 import type { Job, JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
@@ -49,7 +49,8 @@ export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<Wor
       ? { after: startJob(current, deps.clock.now().toISOString()), movement: null }
       : null,
   );
-  if (job.status !== 'processing') throw new JobCancelledError(`Job ${jobId} is ${job.status}; nothing to do`);
+  if (job.status !== 'processing')
+    throw new JobCancelledError(`Job ${jobId} is ${job.status}; nothing to do`);
   return {
     jobId: job.id,
     operation: job.operation,
@@ -78,6 +79,9 @@ export async function settleJob(deps: WorkflowDeps, settlement: Settlement): Pro
     if (settlement.outcome === 'success') {
       return { after: succeedJob(job, settlement.result, now), movement: settlementOf(job, 'charge') };
     }
-    return { after: failJob(job, jobErrorFromFailure(settlement.failure), now), movement: settlementOf(job, 'release') };
+    return {
+      after: failJob(job, jobErrorFromFailure(settlement.failure), now),
+      movement: settlementOf(job, 'release'),
+    };
   });
 }

@@ -14,7 +14,11 @@ const FILL = '#ff00ff';
 function photoForm(file: string, fields: Record<string, string> = {}): FormData {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }), path.basename(file));
+  form.append(
+    'file',
+    new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }),
+    path.basename(file),
+  );
   return form;
 }
 
@@ -44,7 +48,10 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
   it('hides the labelled plate: create → poll → download, and charges 5 credits', async () => {
     const key = await server.createKey(20);
     const client = api(server, key);
-    const created = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: FILL }));
+    const created = await client.postForm(
+      '/jobs',
+      photoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: FILL }),
+    );
     expect(created.status).toBe(202);
     expect(created.body).toMatchObject({
       result: true,
@@ -57,9 +64,18 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     expect(created.body.links.self).toBe(`/api/v1/jobs/${created.body.id}`);
 
     const done = await client.waitForJob(created.body.id);
-    expect(done.body).toMatchObject({ status: 'success', result: true, code: 200, error: null, quota: { remaining: 15 } });
+    expect(done.body).toMatchObject({
+      status: 'success',
+      result: true,
+      code: 200,
+      error: null,
+      quota: { remaining: 15 },
+    });
     expect(done.body.url).toBe(`/api/v1/results/${created.body.id}/result.jpg`);
-    expect(done.body.output).toMatchObject({ output_kind: 'image', model_version: { plate_detector: expect.any(String) } });
+    expect(done.body.output).toMatchObject({
+      output_kind: 'image',
+      model_version: { plate_detector: expect.any(String) },
+    });
 
     const download = await fetch(`${server.origin}${done.body.url}`);
     expect(download.status).toBe(200);
@@ -83,7 +99,9 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('takes the source from a url in a JSON body', async () => {
     const photo = readFileSync(path.join(SHARED, 'eval', PLATE_PHOTO.file));
-    const origin = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo));
+    const origin = http.createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'image/jpeg' }).end(photo),
+    );
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     try {
       const client = api(server, await server.createKey(5));
@@ -99,16 +117,23 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
   it('answers 402 without creating a job when credits are short', async () => {
     const client = api(server, await server.createKey(4));
     const response = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file));
-    expect(response).toEqual({ status: 402, body: { code: 402, message: expect.stringMatching(/credits/), result: false } });
+    expect(response).toEqual({
+      status: 402,
+      body: { code: 402, message: expect.stringMatching(/credits/), result: false },
+    });
   });
 
   it('replays a finished job for a repeated Idempotency-Key and refuses a different body under it', async () => {
     const client = api(server, await server.createKey(10));
-    const first = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), { 'idempotency-key': 'order-42' });
+    const first = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+      'idempotency-key': 'order-42',
+    });
     expect(first.status).toBe(202);
     await client.waitForJob(first.body.id);
 
-    const replay = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), { 'idempotency-key': 'order-42' });
+    const replay = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+      'idempotency-key': 'order-42',
+    });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ id: first.body.id, status: 'success', quota: { remaining: 5 } });
 
@@ -118,7 +143,9 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     expect(other.status).toBe(409);
     expect(other.body.result).toBe(false);
 
-    const tooLong = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), { 'idempotency-key': 'k'.repeat(201) });
+    const tooLong = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+      'idempotency-key': 'k'.repeat(201),
+    });
     expect(tooLong.status).toBe(400);
   });
 

@@ -76,14 +76,19 @@ export interface ApiResponse {
 }
 
 export function api(server: RunningServer, key?: string) {
-  const headers = (extra: Record<string, string> = {}) => ({ ...(key ? { 'x-api-key': key } : {}), ...extra });
+  const headers = (extra: Record<string, string> = {}) => ({
+    ...(key ? { 'x-api-key': key } : {}),
+    ...extra,
+  });
   const parse = async (response: Response): Promise<ApiResponse> => ({
     status: response.status,
     body: (await response.json()) as Record<string, any>,
   });
   return {
     async postForm(route: string, form: FormData, extra?: Record<string, string>) {
-      return parse(await fetch(`${server.baseUrl}${route}`, { method: 'POST', body: form, headers: headers(extra) }));
+      return parse(
+        await fetch(`${server.baseUrl}${route}`, { method: 'POST', body: form, headers: headers(extra) }),
+      );
     },
     async postJson(route: string, body: unknown, extra?: Record<string, string>) {
       return parse(
@@ -102,7 +107,8 @@ export function api(server: RunningServer, key?: string) {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const response = await this.get(`/jobs/${jobId}`);
-        if (['success', 'failed', 'cancelled'].includes(response.body.status) || Date.now() > deadline) return response;
+        if (['success', 'failed', 'cancelled'].includes(response.body.status) || Date.now() > deadline)
+          return response;
         await new Promise((resolve) => setTimeout(resolve, 150));
       }
     },

@@ -11,7 +11,11 @@ describe('credits', () => {
   });
 
   it('moves a reservation out of the available balance', () => {
-    expect(reserve({ available: 12, reserved: 0, usedTotal: 0 }, 5)).toEqual({ available: 7, reserved: 5, usedTotal: 0 });
+    expect(reserve({ available: 12, reserved: 0, usedTotal: 0 }, 5)).toEqual({
+      available: 7,
+      reserved: 5,
+      usedTotal: 0,
+    });
   });
 
   it('refuses a reservation larger than the balance with a 402 error', () => {

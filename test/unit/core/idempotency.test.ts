@@ -24,7 +24,9 @@ describe('Idempotency-Key', () => {
   });
 
   it('returns a job still running with 202 instead of starting another', () => {
-    expect(replayDecision({ jobId: 'job_x', fingerprint: 'f1' }, 'f1', aJob({ status: 'processing' }))).toEqual({
+    expect(
+      replayDecision({ jobId: 'job_x', fingerprint: 'f1' }, 'f1', aJob({ status: 'processing' })),
+    ).toEqual({
       status: 202,
     });
   });

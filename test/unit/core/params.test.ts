@@ -31,8 +31,16 @@ describe('job parameters', () => {
   });
 
   it('prefers the request, then the key, then the service default', () => {
-    const keyDefaults = { plateColor: '#ffffff', plateSmoothing: false, webhookUrl: 'https://hooks.example/k' };
-    expect(resolveParams({}, {})).toMatchObject({ plateColor: '#141414', plateSmoothing: true, plateMaskOnly: false });
+    const keyDefaults = {
+      plateColor: '#ffffff',
+      plateSmoothing: false,
+      webhookUrl: 'https://hooks.example/k',
+    };
+    expect(resolveParams({}, {})).toMatchObject({
+      plateColor: '#141414',
+      plateSmoothing: true,
+      plateMaskOnly: false,
+    });
     expect(resolveParams({}, keyDefaults)).toMatchObject({ plateColor: '#ffffff', plateSmoothing: false });
     expect(resolveParams({ plateColor: '#000000', plateSmoothing: true }, keyDefaults)).toMatchObject({
       plateColor: '#000000',
@@ -48,7 +56,9 @@ describe('job parameters', () => {
       backgroundFileKey: null,
       background: 'graphite',
     });
-    expect(resolveParams({ backgroundFileKey: 'sources/j/bg.png' }, defaults).backgroundFileKey).toBe('sources/j/bg.png');
+    expect(resolveParams({ backgroundFileKey: 'sources/j/bg.png' }, defaults).backgroundFileKey).toBe(
+      'sources/j/bg.png',
+    );
   });
 });
 
@@ -73,6 +83,8 @@ describe('job input', () => {
   });
 
   it('limits the legacy /process route to its two modes', () => {
-    expect(() => parseJobRequest({ mode: 'analyze' }, { file }, ['plate', 'studio_background'])).toThrow(BadRequestError);
+    expect(() => parseJobRequest({ mode: 'analyze' }, { file }, ['plate', 'studio_background'])).toThrow(
+      BadRequestError,
+    );
   });
 });

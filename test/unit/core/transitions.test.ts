@@ -1,11 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError } from '#core/errors.ts';
 import type { JobStatus } from '#core/jobs/job.ts';
-import { canMove, cancelJob, failJob, startJob, succeedJob } from '#core/jobs/transitions.ts';
+import { cancelJob, canMove, failJob, startJob, succeedJob } from '#core/jobs/transitions.ts';
 import { aJob } from './fixtures.ts';
 
 const NOW = '2026-11-22T08:01:00.000Z';
-const output = { url: '/api/v1/results/x/result.jpg', output_kind: 'image' as const, inference_cached: false, model_version: {} };
+const output = {
+  url: '/api/v1/results/x/result.jpg',
+  output_kind: 'image' as const,
+  inference_cached: false,
+  model_version: {},
+};
 
 describe('job transitions', () => {
   it('starts a queued job: processing, one more attempt, a start time', () => {
@@ -15,7 +20,13 @@ describe('job transitions', () => {
 
   it('charges exactly the reservation on success', () => {
     const done = succeedJob(startJob(aJob(), NOW), output, NOW);
-    expect(done).toMatchObject({ status: 'success', chargedCredits: 5, output, error: null, finishedAt: NOW });
+    expect(done).toMatchObject({
+      status: 'success',
+      chargedCredits: 5,
+      output,
+      error: null,
+      finishedAt: NOW,
+    });
   });
 
   it('charges nothing on failure and keeps the error', () => {

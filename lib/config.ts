@@ -1,0 +1,130 @@
+import { fileURLToPath } from 'node:url';
+
+/** Absolute path of the repository root; handler paths below are relative to it. */
+export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+
+export const stackNames = {
+  data: 'PhotoJobsData',
+  service: 'PhotoJobsService',
+} as const;
+
+export const apiPrefix = '/api/v1';
+
+export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface RouteEntry {
+  method: RouteMethod;
+  /** Full path including the `/api/v1` prefix, in API Gateway syntax (`{param}`). */
+  path: string;
+  /** Repo-relative path of the Lambda entry file. */
+  handler: string;
+}
+
+const api = (name: string) => `functions/api/${name}/handler.ts`;
+const route = (method: RouteMethod, path: string, handler: string): RouteEntry => ({
+  method,
+  path: `${apiPrefix}${path}`,
+  handler: api(handler),
+});
+
+/**
+ * Every HTTP route of the service. It drives both the Lambda functions (one per distinct handler file)
+ * and the API Gateway routes; the local server reads the same table back from the synthesized template.
+ */
+export const routes: readonly RouteEntry[] = [
+  route('POST', '/jobs', 'create-job'),
+  route('GET', '/jobs', 'list-jobs'),
+  route('GET', '/jobs/{job_id}', 'get-job'),
+  route('POST', '/jobs/{job_id}/cancel', 'cancel-job'),
+  route('POST', '/jobs/{job_id}/retry', 'retry-job'),
+  route('GET', '/results/{job_id}/{name}', 'get-result'),
+  route('POST', '/assets', 'create-asset'),
+  route('GET', '/files', 'list-files'),
+  route('DELETE', '/files/{file_id}', 'delete-file'),
+  route('POST', '/batches', 'create-batch'),
+  route('GET', '/batches/{batch_id}', 'get-batch'),
+  route('POST', '/batches/{batch_id}/{action}', 'control-batch'),
+  route('GET', '/batches/{batch_id}/download', 'download-batch'),
+  // Legacy routes share the create-job handler, which tells them apart by the event's routeKey.
+  route('POST', '/process', 'create-job'),
+  route('POST', '/analyze', 'create-job'),
+  route('GET', '/quota', 'get-quota'),
+  ...(['GET', 'PUT', 'PATCH', 'POST', 'DELETE'] as const).map((method) =>
+    route(method, '/webhook', 'webhook-settings'),
+  ),
+  route('GET', '/openapi.json', 'get-openapi'),
+];
+
+export const workflowHandlers = {
+  prepareJob: 'functions/workflow/prepare-job/handler.ts',
+  settleJob: 'functions/workflow/settle-job/handler.ts',
+} as const;
+
+export const inference = {
+  handler: 'functions/inference/handler.ts',
+  dockerfile: 'functions/inference/Dockerfile',
+  modelsDir: '/opt/models',
+  memoryMiB: 3008,
+  timeoutSeconds: 120,
+  ephemeralStorageGiB: 2,
+  /**
+   * The image's build context is the repository root minus everything but what the Dockerfile COPYs:
+   * an allow-list, so that edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache)
+   * neither slow down fingerprinting at synth nor produce a new image.
+   */
+  contextExcludes: [
+    '*',
+    '!package.json',
+    '!package-lock.json',
+    '!.npmrc',
+    '!layers',
+    '!models',
+    '!functions/inference',
+  ],
+} as const;
+
+export const apiFunction = {
+  memoryMiB: 512,
+  // HTTP API gives up on an integration after 30 s; the function must finish (or fail) first.
+  timeoutSeconds: 29,
+} as const;
+
+export const workflowFunction = {
+  memoryMiB: 512,
+  // Settling may deliver a webhook to a slow receiver; it has more room than an API call.
+  timeoutSeconds: 60,
+} as const;
+
+/** Metadata key on every Lambda resource naming its repo-relative entry file; the local server reads it. */
+export const handlerMetadataKey = 'photo-jobs:handler';
+
+export const table = {
+  partitionKey: 'pk',
+  sortKey: 'sk',
+  gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  ttlAttribute: 'ttl',
+} as const;
+
+/** Key prefixes in the bucket and how long objects under each live. */
+export const bucketPrefixes = {
+  sources: { prefix: 'sources/', expireDays: 7 },
+  results: { prefix: 'results/', expireDays: 30 },
+  assets: { prefix: 'assets/', expireDays: 7 },
+} as const;
+
+export const abortIncompleteUploadsAfterDays = 1;
+
+export const workflow = {
+  timeoutMinutes: 15,
+  /** Error names worth another attempt; `TransientError` is the domain's own (layers/core/errors.ts). */
+  retryErrors: [
+    'Lambda.ServiceException',
+    'Lambda.AWSLambdaException',
+    'Lambda.SdkClientException',
+    'Lambda.TooManyRequestsException',
+    'TransientError',
+  ],
+  retryIntervalSeconds: 2,
+  retryMaxAttempts: 3,
+  retryBackoffRate: 2,
+} as const;

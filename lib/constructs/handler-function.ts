@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Annotations, type CfnResource, type Duration } from 'aws-cdk-lib';
+import type * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Construct } from 'constructs';
+import { handlerMetadataKey, repoRoot } from '../config.ts';
+import { createLogGroup } from './log-group.ts';
+
+export interface HandlerFunctionProps {
+  /** Repo-relative entry file, e.g. `functions/api/get-job/handler.ts`. */
+  handler: string;
+  environment: Record<string, string>;
+  memorySize: number;
+  timeout: Duration;
+  /** Shared role; when absent the function gets its own. */
+  role?: iam.IRole;
+}
+
+export const handlerExists = (handler: string): boolean => existsSync(join(repoRoot, handler));
+
+/**
+ * The AWS SDK v3 is bundled rather than taken from the runtime: package.json pins it, and the runtime's
+ * copy moves under us between deploys. With ESM output esbuild tree-shakes it to what a handler uses.
+ */
+const bundling: nodejs.BundlingOptions = {
+  format: nodejs.OutputFormat.ESM,
+  target: 'node22',
+  mainFields: ['module', 'main'],
+  minify: true,
+  sourceMap: true,
+  // Stack traces only need positions; leaving sources out keeps the zip small.
+  sourcesContent: false,
+  externalModules: [],
+  // Some CommonJS dependencies call `require` at run time, which an ESM bundle does not define.
+  banner:
+    "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);",
+  // Bundle with the esbuild from devDependencies: offline, no Docker.
+  forceDockerBundling: false,
+};
+
+/** Records the entry file on the CloudFormation resource; the local server maps template -> module by it. */
+export function tagHandler(fn: lambda.IFunction, handler: string): void {
+  (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
+}
+
+/** A zip Lambda built from one TypeScript entry file with the shared bundling settings. */
+export function createHandlerFunction(
+  scope: Construct,
+  id: string,
+  props: HandlerFunctionProps,
+): lambda.Function {
+  const fn = new nodejs.NodejsFunction(scope, id, {
+    entry: join(repoRoot, props.handler),
+    projectRoot: repoRoot,
+    depsLockFilePath: join(repoRoot, 'package-lock.json'),
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    environment: props.environment,
+    role: props.role,
+    logGroup: createLogGroup(scope, `${id}Logs`),
+    bundling,
+  });
+  tagHandler(fn, props.handler);
+  return fn;
+}
+
+/**
+ * Stands in for a workflow task whose entry file is not written yet, so that the app still synthesizes
+ * (the state machine needs every task). It fails every invocation and warns at synth time.
+ */
+export function createMissingHandlerFunction(
+  scope: Construct,
+  id: string,
+  props: HandlerFunctionProps,
+): lambda.Function {
+  const message = `${props.handler} does not exist yet`;
+  const fn = new lambda.Function(scope, id, {
+    runtime: lambda.Runtime.NODEJS_22_X,
+    architecture: lambda.Architecture.ARM_64,
+    handler: 'index.handler',
+    code: lambda.Code.fromInline(
+      `exports.handler = async () => { throw new Error(${JSON.stringify(message)}); };`,
+    ),
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    environment: props.environment,
+    role: props.role,
+    logGroup: createLogGroup(scope, `${id}Logs`),
+  });
+  tagHandler(fn, props.handler);
+  Annotations.of(fn).addWarningV2(
+    'photo-jobs:missing-handler',
+    `${message}: deployed as a stub that always fails`,
+  );
+  return fn;
+}

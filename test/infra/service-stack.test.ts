@@ -1,0 +1,194 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { handlerMetadataKey, inference, repoRoot, routes, workflowHandlers } from '../../lib/config.ts';
+import { type Resource, resourcesOfType, synthesize } from './templates.ts';
+
+const { serviceJson } = synthesize();
+
+const exists = (handler: string) => existsSync(join(repoRoot, handler));
+const functions = resourcesOfType(serviceJson, 'AWS::Lambda::Function');
+const handlerOf = (resource: Resource) => resource.Metadata?.[handlerMetadataKey];
+const functionIdOf = (handler: string) =>
+  functions.filter(([, fn]) => handlerOf(fn) === handler).map(([logicalId]) => logicalId);
+const isApiFunction = (resource: Resource) => String(handlerOf(resource)).startsWith('functions/api/');
+const apiRoleIds = new Set(
+  functions
+    .filter(([, fn]) => isApiFunction(fn))
+    .map(([, fn]) => (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]),
+);
+
+/** A route's Target is `integrations/${Ref}`; the Ref names the integration resource. */
+const integrationIdOf = (target: unknown): string => {
+  const [, parts] = (target as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+  const ref = parts.find(
+    (part): part is { Ref: string } => typeof part === 'object' && part !== null && 'Ref' in part,
+  );
+  return ref?.Ref ?? '';
+};
+
+describe('route table', () => {
+  it('has no method and path twice', () => {
+    const keys = routes.map((route) => `${route.method} ${route.path}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it.each([
+    'functions/api/create-job/handler.ts',
+    'functions/api/get-job/handler.ts',
+    'functions/api/get-result/handler.ts',
+  ])('has its core handler %s on disk', (handler) => {
+    expect(exists(handler)).toBe(true);
+  });
+});
+
+describe('HTTP API', () => {
+  const templateRoutes = resourcesOfType(serviceJson, 'AWS::ApiGatewayV2::Route');
+  const integrations = Object.fromEntries(resourcesOfType(serviceJson, 'AWS::ApiGatewayV2::Integration'));
+  const present = routes.filter((route) => exists(route.handler));
+
+  it.each(present.map((route) => [`${route.method} ${route.path}`, route.handler]))(
+    'routes %s to exactly one integration of %s (payload 2.0)',
+    (routeKey, handler) => {
+      const matching = templateRoutes.filter(([, route]) => route.Properties.RouteKey === routeKey);
+      expect(matching).toHaveLength(1);
+      const target = integrationIdOf(matching[0]?.[1].Properties.Target);
+      const integration = integrations[target];
+      expect(integration?.Properties).toMatchObject({
+        IntegrationType: 'AWS_PROXY',
+        PayloadFormatVersion: '2.0',
+      });
+      const uri = integration?.Properties.IntegrationUri as { 'Fn::GetAtt': string[] } | undefined;
+      const functionId = uri?.['Fn::GetAtt'][0];
+      expect(functionIdOf(handler)).toEqual([functionId]);
+    },
+  );
+
+  it('has a route for every present handler and nothing else', () => {
+    expect(templateRoutes).toHaveLength(present.length);
+  });
+
+  it('creates one function per distinct API handler file', () => {
+    const handlers = new Set(present.map((route) => route.handler));
+    const apiFunctions = functions.filter(([, fn]) => isApiFunction(fn));
+    expect(apiFunctions.map(([, fn]) => handlerOf(fn)).sort()).toEqual([...handlers].sort());
+  });
+});
+
+describe('functions', () => {
+  it('all name their entry file in metadata', () => {
+    for (const [logicalId, fn] of functions) {
+      expect(handlerOf(fn), logicalId).toMatch(/^functions\/.+\/handler\.ts$/);
+    }
+    for (const handler of [...Object.values(workflowHandlers), inference.handler]) {
+      expect(functionIdOf(handler), handler).toHaveLength(1);
+    }
+  });
+
+  it('run zip code on Node 22 and arm64', () => {
+    const zipFunctions = functions.filter(([, fn]) => fn.Properties.PackageType !== 'Image');
+    expect(zipFunctions.length).toBeGreaterThanOrEqual(2);
+    for (const [logicalId, fn] of zipFunctions) {
+      expect(fn.Properties, logicalId).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'] });
+    }
+  });
+
+  it('give API functions 512 MB and 29 s and the shared environment', () => {
+    for (const [logicalId, fn] of functions.filter(([, f]) => isApiFunction(f))) {
+      expect(fn.Properties, logicalId).toMatchObject({ MemorySize: 512, Timeout: 29 });
+      const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(Object.keys(variables).sort()).toEqual(
+        ['BUCKET_NAME', 'MASTER_KEY_SHA256', 'NODE_OPTIONS', 'STATE_MACHINE_ARN', 'TABLE_NAME'].sort(),
+      );
+      expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
+    }
+  });
+
+  it('run inference from a container image with room for the models', () => {
+    const [id] = functionIdOf(inference.handler);
+    const fn = serviceJson.Resources[id ?? ''];
+    expect(fn?.Properties).toMatchObject({
+      PackageType: 'Image',
+      Architectures: ['arm64'],
+      MemorySize: 3008,
+      Timeout: 120,
+      EphemeralStorage: { Size: 2048 },
+      Environment: { Variables: { MODELS_DIR: '/opt/models' } },
+    });
+  });
+});
+
+describe('IAM of the functions', () => {
+  const lambdaRoleIds = new Set(
+    functions.map(([, fn]) => (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]),
+  );
+  const statementsOf = (roleIds: Set<string | undefined>) =>
+    resourcesOfType(serviceJson, 'AWS::IAM::Policy')
+      .filter(([, policy]) =>
+        (policy.Properties.Roles as { Ref: string }[]).some((role) => roleIds.has(role.Ref)),
+      )
+      .flatMap(
+        ([, policy]) =>
+          (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+      );
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+  const wildcardMatches = (pattern: string, action: string) =>
+    new RegExp(`^${pattern.replace(/[.+?^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*')}$`, 'i').test(action);
+
+  it('shares one role between all API functions', () => {
+    expect(apiRoleIds.size).toBe(1);
+  });
+
+  it('never allow deleting the bucket or any action on *', () => {
+    for (const statement of statementsOf(lambdaRoleIds)) {
+      for (const action of list(statement.Action) as string[]) {
+        expect(wildcardMatches(action, 's3:DeleteBucket'), action).toBe(false);
+        expect(action).not.toBe('*');
+      }
+      expect(list(statement.Resource)).not.toContain('*');
+    }
+  });
+
+  it('scope API data access to the table and the bucket prefixes', () => {
+    const statements = statementsOf(apiRoleIds);
+    const resourcesFor = (prefix: string) =>
+      JSON.stringify(
+        statements
+          .filter((s) => (list(s.Action) as string[]).some((a) => a.startsWith(prefix)))
+          .map((s) => s.Resource),
+      );
+    expect(resourcesFor('dynamodb:')).toMatch(/ExportsOutputFnGetAttTable[0-9A-F]+Arn/);
+    expect(resourcesFor('dynamodb:')).toContain('/index/*');
+    const s3 = resourcesFor('s3:');
+    expect(s3).toMatch(/ExportsOutputFnGetAttBucket[0-9A-F]+Arn/);
+    for (const prefix of ['/sources/*', '/results/*', '/assets/*']) expect(s3).toContain(prefix);
+  });
+
+  it('let API functions start and stop executions of the job workflow', () => {
+    const statements = statementsOf(apiRoleIds);
+    const [[stateMachineId] = []] = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
+    const byAction = (action: string) => statements.filter((s) => list(s.Action).includes(action));
+    expect(byAction('states:StartExecution')).toEqual([
+      expect.objectContaining({ Effect: 'Allow', Resource: { Ref: stateMachineId } }),
+    ]);
+    expect(JSON.stringify(byAction('states:StopExecution'))).toContain(':execution:');
+  });
+
+  it('deploy only the master key hash, as a hidden parameter that must be a sha256 or empty', () => {
+    expect(serviceJson.Parameters?.MasterKeySha256).toMatchObject({
+      Type: 'String',
+      NoEcho: true,
+      Default: '',
+      AllowedPattern: '^([0-9a-f]{64})?$',
+    });
+    const [[, fn] = []] = functions.filter(([, f]) => isApiFunction(f));
+    const variables = (fn!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(variables.MASTER_KEY_SHA256).toEqual({ Ref: 'MasterKeySha256' });
+  });
+});
+
+describe('ServiceStack outputs', () => {
+  it('give the API URL and the state machine ARN', () => {
+    expect(Object.keys(serviceJson.Outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'StateMachineArn']));
+  });
+});
