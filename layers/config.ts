@@ -32,6 +32,13 @@ const ConfigSchema = z.object({
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   INFERENCE_THREADS: z.coerce.number().int().min(0).default(0),
+  /** Spec 5.2: keys in the query string and the legacy `api_key` form field are off unless enabled. */
+  ALLOW_KEY_IN_QUERY: flag,
+  ALLOW_KEY_IN_FORM: flag,
+  GUEST_TRIAL_CREDITS: z.coerce.number().int().min(0).default(10),
+  GUEST_SESSIONS_PER_ADDRESS_PER_DAY: z.coerce.number().int().min(1).default(20),
+  /** Jobs one account may have queued or processing at once; more is 429. */
+  MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -149,6 +149,10 @@ export async function startLocalStepFunctions(opts: {
   function finish(exec: Execution, status: Status, details: Pick<Execution, 'output' | 'error' | 'cause'>) {
     if (exec.status !== 'RUNNING') return; // already stopped through StopExecution
     Object.assign(exec, { status, stopDate: new Date() }, details);
+    // What the execution history in the console would show: a workflow that breaks must not break silently.
+    if (status === 'FAILED' || status === 'TIMED_OUT') {
+      console.error(`[stepfunctions] ${exec.executionArn} ${status}: ${details.error ?? ''} ${details.cause ?? ''}`);
+    }
   }
 
   function find(body: { executionArn?: string }): Execution {

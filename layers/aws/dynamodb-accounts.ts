@@ -1,5 +1,7 @@
 import {
+  ConditionalCheckFailedException,
   type DynamoDBClient,
+  PutItemCommand,
   GetItemCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
@@ -21,6 +23,26 @@ export function dynamodbAccounts(client: DynamoDBClient, table: string): Account
         reserved: num(Item, 'reserved'),
         usedTotal: num(Item, 'used_total'),
       } satisfies CreditAccount;
+    },
+    async open(account, credits) {
+      try {
+        await client.send(
+          new PutItemCommand({
+            TableName: table,
+            Item: {
+              ...keys.account(account),
+              available: { N: String(credits) },
+              reserved: { N: '0' },
+              used_total: { N: '0' },
+            },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+        return true;
+      } catch (error) {
+        if (error instanceof ConditionalCheckFailedException) return false;
+        throw error;
+      }
     },
   };
 }

@@ -1,11 +1,13 @@
 import {
   type DynamoDBClient,
   GetItemCommand,
+  QueryCommand,
+  type QueryCommandInput,
   TransactionCanceledException,
   type TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
-import { InsufficientCreditsError } from '#core/errors.ts';
+import { InsufficientCreditsError, TooManyRequestsError } from '#core/errors.ts';
 import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { CreditMovement, IdempotencyClaim, JobRepository } from '#core/ports.ts';
@@ -15,6 +17,7 @@ import {
   type Item,
   isExpired,
   keys,
+  num,
   ownerPartition,
   seqSortKey,
   str,
@@ -31,41 +34,59 @@ function jobItem(job: Job): Item {
   };
 }
 
-/** One credit movement as a guarded in-place update: the guard is what keeps balances from going negative. */
-export function movementWrite(table: string, movement: CreditMovement): TransactWriteItem {
-  const amount = { ':a': { N: String(movement.amount) } };
+/**
+ * One credit movement as a guarded in-place update: the guards are what keep balances from going
+ * negative. `in_flight` counts the account's open reservations, which caps concurrent jobs (429).
+ */
+export function movementWrite(table: string, movement: CreditMovement, maxInFlight: number): TransactWriteItem {
+  // DynamoDB refuses placeholders an expression does not use, so each update names exactly its own.
+  const values = { ':a': { N: String(movement.amount) }, ':one': { N: '1' } };
   const update = {
     reserve: {
-      UpdateExpression: 'SET available = available - :a, reserved = reserved + :a',
-      ConditionExpression: 'available >= :a',
+      UpdateExpression:
+        'SET available = available - :a, reserved = reserved + :a, in_flight = if_not_exists(in_flight, :zero) + :one',
+      ConditionExpression: 'available >= :a AND (attribute_not_exists(in_flight) OR in_flight < :max)',
+      ExpressionAttributeValues: { ...values, ':zero': { N: '0' }, ':max': { N: String(maxInFlight) } },
     },
     charge: {
-      UpdateExpression: 'SET reserved = reserved - :a, used_total = used_total + :a',
+      UpdateExpression:
+        'SET reserved = reserved - :a, used_total = used_total + :a, in_flight = if_not_exists(in_flight, :one) - :one',
       ConditionExpression: 'reserved >= :a',
+      ExpressionAttributeValues: values,
     },
     release: {
-      UpdateExpression: 'SET reserved = reserved - :a, available = available + :a',
+      UpdateExpression:
+        'SET reserved = reserved - :a, available = available + :a, in_flight = if_not_exists(in_flight, :one) - :one',
       ConditionExpression: 'reserved >= :a',
+      ExpressionAttributeValues: values,
     },
   }[movement.kind];
   return {
     Update: {
       TableName: table,
       Key: keys.account(movement.account),
-      ExpressionAttributeValues: amount,
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       ...update,
     },
   };
 }
 
-export function dynamodbJobs(client: DynamoDBClient, table: string, now: () => Date): JobRepository {
-  async function write(items: TransactWriteItem[]): Promise<boolean[] | null> {
+export function dynamodbJobs(
+  client: DynamoDBClient,
+  table: string,
+  now: () => Date,
+  maxInFlight: number,
+): JobRepository {
+  /** null when written; else, per item, the old image of each item whose condition failed. */
+  async function write(items: TransactWriteItem[]): Promise<Array<Item | false> | null> {
     try {
       await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
       return null;
     } catch (error) {
       if (error instanceof TransactionCanceledException) {
-        return (error.CancellationReasons ?? []).map((reason) => reason.Code === 'ConditionalCheckFailed');
+        return (error.CancellationReasons ?? []).map((reason) =>
+          reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
+        );
       }
       throw error;
     }
@@ -94,7 +115,7 @@ export function dynamodbJobs(client: DynamoDBClient, table: string, now: () => D
       const items: TransactWriteItem[] = [
         { Put: { TableName: table, Item: jobItem(job), ConditionExpression: 'attribute_not_exists(pk)' } },
       ];
-      if (reservation) items.push(movementWrite(table, reservation));
+      if (reservation) items.push(movementWrite(table, reservation, maxInFlight));
       if (claim) {
         items.push({
           Put: {
@@ -137,11 +158,48 @@ export function dynamodbJobs(client: DynamoDBClient, table: string, now: () => D
           },
         },
       ];
-      if (movement) items.push(movementWrite(table, movement));
+      if (movement) items.push(movementWrite(table, movement, maxInFlight));
       const failed = await write(items);
       if (!failed) return true;
       if (failed[0]) return false;
+      if (movement?.kind === 'reserve' && failed[1]) reservationRefused(movement, failed[1]);
       throw new Error(`Credit movement for job ${before.id} was refused: ${JSON.stringify(movement)}`);
     },
+
+    async listByOwner(ownerId, page) {
+      const jobs: Job[] = [];
+      const input: QueryCommandInput = {
+        TableName: table,
+        IndexName: 'gsi1',
+        KeyConditionExpression: page.before ? 'gsi1pk = :owner AND gsi1sk < :before' : 'gsi1pk = :owner',
+        ExpressionAttributeValues: {
+          ':owner': { S: ownerPartition(ownerId) },
+          ...(page.before ? { ':before': { S: seqSortKey(page.before) } } : {}),
+          ...(page.status ? { ':status': { S: page.status } } : {}),
+        },
+        ...(page.status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ScanIndexForward: false,
+      };
+      // One more than asked tells whether another page exists; a filter may need several reads to fill a page.
+      do {
+        const result = await client.send(new QueryCommand({ ...input, Limit: page.limit + 1 - jobs.length }));
+        for (const item of result.Items ?? []) jobs.push(doc<Job>(item)!);
+        input.ExclusiveStartKey = result.LastEvaluatedKey;
+      } while (input.ExclusiveStartKey && jobs.length <= page.limit);
+      const more = jobs.length > page.limit;
+      const pageJobs = jobs.slice(0, page.limit);
+      return { jobs: pageJobs, nextCursor: more ? pageJobs[pageJobs.length - 1]!.seq : null };
+    },
   };
+}
+
+/** Tell "not enough credits" (402) from "too many jobs at once" (429) by the account as it was. */
+function reservationRefused(reservation: CreditMovement, account: Item): never {
+  const available = num(account, 'available');
+  if (available < reservation.amount) {
+    throw new InsufficientCreditsError(`This operation needs ${reservation.amount} credits; ${available} are available`);
+  }
+  throw new TooManyRequestsError(
+    `This account already has ${num(account, 'in_flight')} jobs queued or processing; wait for some to finish`,
+  );
 }

@@ -1,9 +1,10 @@
 import { config } from '#config';
 import type { Clock } from '#core/ports.ts';
-import { keyAuthenticator } from '#http/auth.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { awsClients } from './clients.ts';
 import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
+import { dynamodbAssets, dynamodbFiles } from './dynamodb-files.ts';
+import { dynamodbGuests } from './dynamodb-guests.ts';
 import { dynamodbJobs } from './dynamodb-jobs.ts';
 import { s3Objects } from './s3-objects.ts';
 import { sfnWorkflow } from './sfn-workflow.ts';
@@ -15,20 +16,30 @@ export function wiring() {
   const cfg = config();
   const clients = awsClients(cfg);
   const keys = dynamodbApiKeys(clients.dynamodb, cfg.TABLE_NAME);
+  const accounts = dynamodbAccounts(clients.dynamodb, cfg.TABLE_NAME);
   return {
     config: cfg,
     clock: systemClock,
-    jobs: dynamodbJobs(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
-    accounts: dynamodbAccounts(clients.dynamodb, cfg.TABLE_NAME),
+    jobs: dynamodbJobs(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now(), cfg.MAX_JOBS_IN_FLIGHT),
+    accounts,
     keys,
+    guests: dynamodbGuests(clients.dynamodb, cfg.TABLE_NAME),
+    masterKeySha256: cfg.MASTER_KEY_SHA256 ?? null,
+    policy: {
+      allowKeyInQuery: cfg.ALLOW_KEY_IN_QUERY,
+      allowKeyInForm: cfg.ALLOW_KEY_IN_FORM,
+      guestTrialCredits: cfg.GUEST_TRIAL_CREDITS,
+      guestSessionsPerAddressPerDay: cfg.GUEST_SESSIONS_PER_ADDRESS_PER_DAY,
+    },
     objects: s3Objects(clients.s3, cfg.BUCKET_NAME),
+    assets: dynamodbAssets(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
+    files: dynamodbFiles(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
     workflow: {
       start: (jobId: string, attempt: number) => {
         if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');
         return sfnWorkflow(clients.sfn, cfg.STATE_MACHINE_ARN).start(jobId, attempt);
       },
     },
-    authenticate: keyAuthenticator({ keys, masterKeySha256: cfg.MASTER_KEY_SHA256 ?? null }),
     fetchSource: async (url: string) => {
       const fetched = await fetchOutbound(url, {
         allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
@@ -39,6 +50,7 @@ export function wiring() {
       return { bytes: fetched.bytes, filename: name, contentType: fetched.contentType };
     },
     maxSourceBytes: cfg.MAX_SOURCE_BYTES,
+    maxBodyBytes: cfg.MAX_SOURCE_BYTES,
   };
 }
 

@@ -1,6 +1,8 @@
 import type { CreditAccount } from './credits/credits.ts';
+import type { Asset } from './files/assets.ts';
+import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
-import type { Job } from './jobs/job.ts';
+import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
 
 /** A credit movement that must happen in the same atomic write as the job change it belongs to. */
@@ -36,10 +38,28 @@ export interface JobRepository {
    * @returns false when the job had changed (the caller re-reads and decides again).
    */
   update(before: Job, after: Job, movement: CreditMovement | null): Promise<boolean>;
+  /** The owner's jobs, newest first, strictly older than `before` (a job `seq`). */
+  listByOwner(ownerId: string, page: JobPage): Promise<{ jobs: Job[]; nextCursor: number | null }>;
+}
+
+export interface JobPage {
+  limit: number;
+  before: number | null;
+  status: JobStatus | null;
 }
 
 export interface AccountRepository {
   get(account: string): Promise<CreditAccount | null>;
+  /** Open an account with a starting balance unless it exists; returns whether it was opened now. */
+  open(account: string, credits: number): Promise<boolean>;
+}
+
+/** Server-side state behind guest trial sessions. */
+export interface GuestRepository {
+  /** The secret that signs session cookies, created on first use and shared by every function. */
+  signingSecret(): Promise<string>;
+  /** Count a new session for an address and day; false when the address already had `max` today. */
+  admitNewSession(address: string, day: string, max: number): Promise<boolean>;
 }
 
 export interface ApiKeyRepository {
@@ -63,4 +83,35 @@ export interface WorkflowStarter {
 
 export interface Clock {
   now(): Date;
+}
+
+/** Uploaded source images kept for reuse as job sources (spec 2.5). */
+export interface AssetRepository {
+  /** Store the asset together with the File record that lists it, or neither. */
+  insert(asset: Asset, file: FileRecord): Promise<void>;
+  /**
+   * The asset, also when past `expiresAt` (the use case answers 410 for those); null when unknown,
+   * deleted, or so long expired that its record is gone.
+   */
+  get(assetId: string): Promise<Asset | null>;
+}
+
+/** The caller-visible files (spec 2.6): uploaded assets and the result files of successful jobs. */
+export interface FileRepository {
+  /** A new file id from an atomic counter: unique and increasing, not gap-free. */
+  nextId(): Promise<number>;
+  /** Store a result file's record; false when the same job already registered a file of that name. */
+  insertResult(file: FileRecord): Promise<boolean>;
+  /** null when unknown, deleted or expired. */
+  get(fileId: number): Promise<FileRecord | null>;
+  /**
+   * Unexpired files with an id below `before`, newest first, at most `limit`.
+   * `ownerId` null lists every owner's files.
+   */
+  list(ownerId: string | null, before: number | null, limit: number): Promise<FileRecord[]>;
+  /**
+   * Remove the record, and for an asset's file the asset with it, in one write.
+   * @returns false when it was already gone.
+   */
+  delete(file: FileRecord): Promise<boolean>;
 }

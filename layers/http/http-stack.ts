@@ -1,31 +1,63 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { ServiceError } from '#core/errors.ts';
+import { ServiceError, UnauthorizedError } from '#core/errors.ts';
 import type { Caller } from '#core/keys/caller.ts';
-import { type Authenticator, credentialsOf } from './auth.ts';
+import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
+import { type ParsedBody, parseBody } from './body.ts';
 import { errorBody, type HttpResult, json } from './responses.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
-export type HttpContext = Context & { caller: Caller };
-
-export type AuthMode = 'required' | 'none';
+export type HttpContext = Context & { caller: Caller; body: ParsedBody; guestCookie?: string };
 
 /**
- * The one middleware every API handler uses: it authenticates the caller onto `context.caller`
+ * - `key`: an API key or the master key; no key is 401 (spec 5.6 for /assets and /batches, and /webhook).
+ * - `key-or-guest`: no key runs as the session's guest (spec 5.4).
+ * - `none`: public (result links, the OpenAPI document).
+ */
+export type AuthMode = 'key' | 'key-or-guest' | 'none';
+
+export interface HttpStackDeps extends AuthDeps {
+  maxBodyBytes: number;
+}
+
+/**
+ * The one middleware every API handler uses: it parses the body (JSON, multipart or form) onto
+ * `context.body`, authenticates the caller onto `context.caller`, adds a new guest session's cookie,
  * and turns every thrown error into the spec's error body, so handlers only ever throw.
  */
 export function httpStack(options: {
   auth: AuthMode;
-  authenticator: () => Authenticator;
+  deps: () => HttpStackDeps;
 }): MiddlewareObj<HttpEvent, HttpResult, Error, HttpContext> {
   return {
     name: 'http-stack',
     async before(request) {
+      const deps = options.deps();
+      const body = await parseBody(request.event, deps.maxBodyBytes);
+      request.context.body = body;
       if (options.auth === 'none') return;
-      request.context.caller = await options.authenticator()(credentialsOf(request.event));
+      const key = presentedKey(request.event, body.fields, deps.policy);
+      if (key) {
+        request.context.caller = await callerForKey(deps, key);
+      } else if (options.auth === 'key-or-guest') {
+        const { caller, cookie } = await guestCaller(deps, request.event);
+        request.context.caller = caller;
+        request.context.guestCookie = cookie;
+      } else {
+        throw new UnauthorizedError('Send an API key in X-API-Key or Authorization: Bearer');
+      }
+    },
+    after(request) {
+      const cookie = request.context.guestCookie;
+      if (cookie && request.response) {
+        request.response = { ...request.response, cookies: [...(request.response.cookies ?? []), cookie] };
+      }
     },
     onError(request) {
-      request.response = errorResponse(request.error);
+      const response = errorResponse(request.error);
+      const cookie = request.context.guestCookie;
+      // The session was opened even if the request failed: keep the client on it.
+      request.response = cookie ? { ...response, cookies: [cookie] } : response;
     },
   };
 }
@@ -33,8 +65,7 @@ export function httpStack(options: {
 export function errorResponse(error: unknown): HttpResult {
   if (error instanceof ServiceError) {
     const message = error.expose ? error.message : 'The service could not complete the request; try again';
-    if (!error.expose || error.status >= 500)
-      console.error(JSON.stringify({ level: 'error', error: describe(error) }));
+    if (!error.expose || error.status >= 500) console.error(JSON.stringify({ level: 'error', error: describe(error) }));
     return json(error.status, errorBody(error.code, message));
   }
   console.error(JSON.stringify({ level: 'error', error: describe(error) }));
@@ -42,7 +73,5 @@ export function errorResponse(error: unknown): HttpResult {
 }
 
 function describe(error: unknown) {
-  return error instanceof Error
-    ? { name: error.name, message: error.message, stack: error.stack }
-    : { error };
+  return error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { error };
 }

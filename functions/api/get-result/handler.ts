@@ -13,7 +13,7 @@ const LINK_LIFETIME_SECONDS = 15 * 60;
  * download works without a key. The bytes come straight from storage through a short-lived link.
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(httpStack({ auth: 'none', authenticator: () => deps().authenticate }))
+  .use(httpStack({ auth: 'none', deps }))
   .handler(async (event) => {
     const jobId = event.pathParameters?.job_id ?? '';
     const name = event.pathParameters?.name ?? '';

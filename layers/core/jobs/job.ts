@@ -86,6 +86,8 @@ export interface Job {
   output: JobOutput | null;
   error: JobError | null;
   idempotencyKey: string | null;
+  /** How many times the owner retried this job after a failure; each retry is a new execution. */
+  retries: number;
   /** Optimistic-lock counter: every stored change increments it. */
   version: number;
 }

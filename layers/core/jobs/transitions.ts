@@ -10,6 +10,7 @@ const MOVES = {
   succeed: ['processing'],
   fail: ['queued', 'processing'],
   cancel: ['queued', 'processing', 'cancelled'],
+  retry: ['failed'],
 } as const satisfies Record<string, readonly JobStatus[]>;
 
 export type Move = keyof typeof MOVES;
@@ -74,5 +75,22 @@ export function finishCancelled(job: Job, now: string): Job {
     output: null,
     chargedCredits: 0,
     finishedAt: job.status === 'cancelled' ? job.finishedAt : now,
+  };
+}
+
+/** A failed job queued again, as a fresh attempt with nothing of the failed one left on it. */
+export function retryJob(job: Job): Job {
+  assertMove(job, 'retry');
+  return {
+    ...job,
+    status: 'queued',
+    stage: 'queued',
+    cancelRequested: false,
+    chargedCredits: 0,
+    startedAt: null,
+    finishedAt: null,
+    output: null,
+    error: null,
+    retries: job.retries + 1,
   };
 }

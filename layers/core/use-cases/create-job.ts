@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
-import { NotFoundError, PayloadTooLargeError, TransientError, UnsupportedMediaTypeError } from '../errors.ts';
+import { PayloadTooLargeError, TransientError, UnsupportedMediaTypeError } from '../errors.ts';
+import { openAsset } from '../files/assets.ts';
 import { replayDecision } from '../idempotency/idempotency.ts';
 import { extensionOf, sniffImageType } from '../images.ts';
 import { newJobId, newSequence } from '../jobs/ids.ts';
@@ -9,7 +10,8 @@ import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { failJob } from '../jobs/transitions.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
-import type { Clock, CreditMovement, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
+import type { AssetRepository, Clock, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
+import { startOrFail } from './control-job.ts';
 
 export interface CreateJobDeps {
   jobs: JobRepository;
@@ -19,6 +21,8 @@ export interface CreateJobDeps {
   /** Download a source image from a caller-supplied URL, enforcing the outbound rules. */
   fetchSource(url: string): Promise<UploadedFile>;
   maxSourceBytes: number;
+  /** Where `asset_id` sources are looked up. */
+  assets: AssetRepository;
 }
 
 export interface CreateJobResult {
@@ -48,7 +52,7 @@ export async function createJob(
     if (replay) return replay;
   }
 
-  const source = await loadSource(deps, request);
+  const source = await loadSource(deps, caller, request);
   const background = request.backgroundFile
     ? checkImage(deps, request.backgroundFile, 'background_file')
     : null;
@@ -90,6 +94,7 @@ export async function createJob(
     output: null,
     error: null,
     idempotencyKey: options.idempotencyKey,
+    retries: 0,
     version: 1,
   };
 
@@ -108,25 +113,9 @@ export async function createJob(
     throw new TransientError('Idempotency record vanished during a concurrent request; retry');
   }
 
-  try {
-    await deps.workflow.start(job.id, 1);
-  } catch (cause) {
-    const failed = failJob(
-      job,
-      { code: 500, message: 'The job could not be started' },
-      deps.clock.now().toISOString(),
-    );
-    await deps.jobs.update(job, { ...failed, version: job.version + 1 }, settlementOf(job, 'release'));
-    throw new TransientError('The processing workflow could not be started; no credits were charged', {
-      cause,
-    });
-  }
+  await startOrFail(deps, job, 1);
   return { status: 202, job };
 }
-
-/** The movement that settles a job's reservation: charged on success, given back otherwise. */
-export const settlementOf = (job: Job, kind: 'charge' | 'release'): CreditMovement | null =>
-  job.account && job.reservedCredits > 0 ? { account: job.account, amount: job.reservedCredits, kind } : null;
 
 async function findReplay(deps: CreateJobDeps, scope: string, key: string, fingerprint: string) {
   const record = await deps.jobs.findIdempotent(scope, key);
@@ -136,13 +125,17 @@ async function findReplay(deps: CreateJobDeps, scope: string, key: string, finge
   return { status: replayDecision(record, fingerprint, original).status, job: original };
 }
 
-interface CheckedImage {
+export interface CheckedImage {
   file: UploadedFile;
   type: NonNullable<ReturnType<typeof sniffImageType>>;
   sha256: string;
 }
 
-function checkImage(deps: CreateJobDeps, file: UploadedFile, field: string): CheckedImage {
+export function checkImage(
+  deps: { maxSourceBytes: number },
+  file: UploadedFile,
+  field: string,
+): CheckedImage {
   if (file.bytes.length > deps.maxSourceBytes) {
     throw new PayloadTooLargeError(`${field} is larger than ${deps.maxSourceBytes} bytes`);
   }
@@ -151,14 +144,15 @@ function checkImage(deps: CreateJobDeps, file: UploadedFile, field: string): Che
   return { file, type, sha256: sha256(file.bytes) };
 }
 
-async function loadSource(deps: CreateJobDeps, request: JobRequest): Promise<CheckedImage> {
+async function loadSource(deps: CreateJobDeps, caller: Caller, request: JobRequest): Promise<CheckedImage> {
   switch (request.source.kind) {
     case 'file':
       return checkImage(deps, request.source.file, 'file');
     case 'url':
       return checkImage(deps, await deps.fetchSource(request.source.url), 'url');
     case 'asset':
-      throw new NotFoundError(`Asset ${request.source.assetId} does not exist`);
+      // A copy becomes the job's own source, so deleting the asset later cannot break a queued job.
+      return checkImage(deps, await openAsset(deps, caller, request.source.assetId), 'asset_id');
   }
 }
 

@@ -22,6 +22,19 @@ export interface OperationRunner {
   ): Promise<OperationResult>;
 }
 
+/** A file the inference step stored, as settlement registers it for the owner's file listing. */
+export interface StoredResultFile {
+  name: string;
+  key: string;
+  contentType: string;
+  bytes: number;
+}
+
+export interface InferenceResult {
+  output: JobOutput;
+  files: StoredResultFile[];
+}
+
 /**
  * The inference step.
  * 1. Read the source (and custom background) from storage.
@@ -31,7 +44,7 @@ export interface OperationRunner {
 export async function runInference(
   deps: { objects: ObjectStore; runner: OperationRunner },
   order: WorkOrder,
-): Promise<JobOutput> {
+): Promise<InferenceResult> {
   const [source, background] = await Promise.all([
     deps.objects.get(order.source.key),
     order.params.backgroundFileKey ? deps.objects.get(order.params.backgroundFileKey) : Promise.resolve(null),
@@ -48,11 +61,14 @@ export async function runInference(
     inference_cached: result.inferenceCached,
     model_version: result.modelVersion,
   };
+  const files: StoredResultFile[] = [];
   for (const file of result.files) {
-    await deps.objects.put(`${order.resultPrefix}${file.name}`, file.bytes, file.contentType);
+    const key = `${order.resultPrefix}${file.name}`;
+    await deps.objects.put(key, file.bytes, file.contentType);
+    files.push({ name: file.name, key, contentType: file.contentType, bytes: file.bytes.length });
     for (const role of file.roles) output[role] = resultPath(order.jobId, file.name);
   }
   if (result.analysis) output.analysis = result.analysis;
   if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
-  return output;
+  return { output, files };
 }

@@ -1,9 +1,10 @@
-import { JobCancelledError, jobErrorFromFailure, NotFoundError, TransientError } from '../errors.ts';
-import type { Job, JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import { JobCancelledError, jobErrorFromFailure } from '../errors.ts';
+import type { Job, JobParams, Operation } from '../jobs/job.ts';
+import type { InferenceResult } from './run-inference.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
-import type { Clock, CreditMovement, JobRepository } from '../ports.ts';
-import { settlementOf } from './create-job.ts';
+import type { Clock, JobRepository } from '../ports.ts';
+import { settlementOf, updateJob } from './update-job.ts';
 
 /** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
 export interface WorkOrder {
@@ -19,32 +20,13 @@ export interface WorkflowDeps {
   clock: Clock;
 }
 
-const MAX_WRITE_ATTEMPTS = 5;
-
-/** Apply `decide` to the current job and store it, re-reading when a concurrent writer got there first. */
-async function mutate(
-  deps: WorkflowDeps,
-  jobId: string,
-  decide: (job: Job) => { after: Job; movement: CreditMovement | null } | null,
-): Promise<Job> {
-  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
-    const job = await deps.jobs.get(jobId);
-    if (!job) throw new NotFoundError(`Job ${jobId} does not exist`);
-    const decision = decide(job);
-    if (!decision) return job;
-    const after = { ...decision.after, version: job.version + 1 };
-    if (await deps.jobs.update(job, after, decision.movement)) return after;
-  }
-  throw new TransientError(`Job ${jobId} kept changing while it was being updated`);
-}
-
 /**
  * First workflow step.
  * 1. A job cancelled while queued stops here (settlement then has nothing left to do).
  * 2. A queued job moves to processing; a repeated delivery of this step finds it processing and goes on.
  */
 export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<WorkOrder> {
-  const job = await mutate(deps, jobId, (current) =>
+  const job = await updateJob(deps, jobId, (current) =>
     current.status === 'queued' && !current.cancelRequested
       ? { after: startJob(current, deps.clock.now().toISOString()), movement: null }
       : null,
@@ -61,7 +43,7 @@ export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<Wor
 }
 
 export type Settlement =
-  | { jobId: string; outcome: 'success'; result: JobOutput }
+  | { jobId: string; outcome: 'success'; result: InferenceResult }
   | { jobId: string; outcome: 'failure'; failure?: { Error?: string; Cause?: string } };
 
 /**
@@ -70,14 +52,14 @@ export type Settlement =
  * A cancellation requested while the job ran wins over its result, and releases the credits.
  */
 export async function settleJob(deps: WorkflowDeps, settlement: Settlement): Promise<Job> {
-  return mutate(deps, settlement.jobId, (job) => {
+  return updateJob(deps, settlement.jobId, (job) => {
     if (isTerminal(job.status)) return null;
     const now = deps.clock.now().toISOString();
     if (job.cancelRequested) {
       return { after: finishCancelled(job, now), movement: settlementOf(job, 'release') };
     }
     if (settlement.outcome === 'success') {
-      return { after: succeedJob(job, settlement.result, now), movement: settlementOf(job, 'charge') };
+      return { after: succeedJob(job, settlement.result.output, now), movement: settlementOf(job, 'charge') };
     }
     return {
       after: failJob(job, jobErrorFromFailure(settlement.failure), now),

@@ -36,6 +36,7 @@ export function aJob(overrides: Partial<Job> = {}): Job {
     output: null,
     error: null,
     idempotencyKey: null,
+    retries: 0,
     version: 1,
     ...overrides,
   };

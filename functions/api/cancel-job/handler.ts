@@ -1,0 +1,13 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { cancelOwnJob } from '#core/use-cases/control-job.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { jobResponse } from '#http/job-response.ts';
+import type { HttpResult } from '#http/responses.ts';
+
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .handler(async (event, context) => {
+    const { status, job } = await cancelOwnJob(deps(), context.caller, event.pathParameters?.job_id ?? '');
+    return jobResponse(deps(), status, job);
+  });

@@ -1,0 +1,16 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { buildOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
+import { type HttpResult, json } from '#http/responses.ts';
+
+/** Built on the first request and kept for the life of the container: it only changes with the code. */
+let document: OpenApiDocument | undefined;
+
+/** GET /api/v1/openapi.json: public, like the spec it describes. */
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'none', deps }))
+  .handler(async () => {
+    document ??= buildOpenApiDocument();
+    return json(200, document, { 'cache-control': 'public, max-age=300' });
+  });

@@ -1,0 +1,9 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { getQuota } from '#core/use-cases/account-settings.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { type HttpResult, json } from '#http/responses.ts';
+
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .handler(async (_event, context) => json(200, await getQuota(deps(), context.caller)));

@@ -1,0 +1,13 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { jobResource } from '#core/jobs/envelope.ts';
+import { listJobs } from '#core/use-cases/list-jobs.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { type HttpResult, json } from '#http/responses.ts';
+
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .handler(async (event, context) => {
+    const page = await listJobs(deps(), context.caller, event.queryStringParameters ?? {});
+    return json(200, { jobs: page.jobs.map(jobResource), next_cursor: page.nextCursor });
+  });

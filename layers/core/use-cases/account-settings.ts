@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '../credits/credits.ts';
+import { BadRequestError, UnauthorizedError } from '../errors.ts';
+import type { Caller } from '../keys/caller.ts';
+import { isAllowedTarget } from '../net/address-policy.ts';
+import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
+
+/**
+ * Spec 2.9. The master key has no balance: its amounts are null and `unlimited` is true. A guest is
+ * `authorized: false` (it holds no key) but `active` while its trial lasts.
+ */
+export async function getQuota(deps: { accounts: AccountRepository }, caller: Caller) {
+  const account: CreditAccount | null = caller.kind === 'master' ? null : await deps.accounts.get(caller.account);
+  const amount = (value: number) => (caller.kind === 'master' ? null : value);
+  return {
+    result: true,
+    quota: {
+      active: true,
+      authorized: caller.kind !== 'guest',
+      remaining: amount(account?.available ?? 0),
+      credits_remaining: amount(account?.available ?? 0),
+      user_credits_remaining: amount(account?.available ?? 0),
+      process_credit_cost: EDIT_COST,
+      classification_credit_cost: ANALYSIS_COST,
+      used_total: amount(account?.usedTotal ?? 0),
+      ...(caller.kind === 'master' ? { unlimited: true } : {}),
+    },
+  };
+}
+
+const WebhookUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .refine((value) => value === '' || /^https?:\/\/[^\s]+$/i.test(value), 'must be an http(s) URL or empty')
+  .refine((value) => value === '' || URL.canParse(value), 'must be a valid URL');
+
+/** Spec 2.8: the setting as the key has it now. */
+function webhookSetting(url: string | null, message: string) {
+  return { result: true, code: 200, message, webhook_url: url ?? '', webhook_enabled: url !== null };
+}
+
+export async function getWebhookSetting(deps: { keys: ApiKeyRepository }, caller: Caller) {
+  if (caller.kind === 'master') return webhookSetting(null, 'The master key stores no default webhook');
+  if (caller.kind !== 'key') throw new UnauthorizedError('A webhook is a setting of an API key; send one');
+  const record = await deps.keys.findById(caller.keyId);
+  return webhookSetting(record?.defaults.webhookUrl ?? null, 'Current webhook setting');
+}
+
+/**
+ * Store (or with an empty value or DELETE, clear) the key's default webhook. Addresses that can never be
+ * delivered to (private, loopback, link-local literals) are refused now rather than at the first job.
+ */
+export async function setWebhook(
+  deps: { keys: ApiKeyRepository; allowLoopback: boolean },
+  caller: Caller,
+  raw: unknown,
+) {
+  if (caller.kind === 'master') {
+    throw new BadRequestError('The master key does not store a default webhook; send webhook_url with each job');
+  }
+  if (caller.kind !== 'key') throw new UnauthorizedError('A webhook is a setting of an API key; send one');
+  const parsed = WebhookUrl.safeParse(raw ?? '');
+  if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
+  const url = parsed.data === '' ? null : new URL(parsed.data).toString();
+  if (url) {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    const literal = /^[\d.]+$/.test(host) || host.includes(':');
+    if (literal && !isAllowedTarget(host, { allowLoopback: deps.allowLoopback })) {
+      throw new BadRequestError('webhook_url points to an address that webhooks are never delivered to');
+    }
+  }
+  const record = await deps.keys.findById(caller.keyId);
+  await deps.keys.updateDefaults(caller.keyId, { ...(record?.defaults ?? {}), webhookUrl: url });
+  return webhookSetting(url, url ? 'Webhook saved' : 'Webhook disabled');
+}

@@ -1,0 +1,15 @@
+import type { Job } from '#core/jobs/job.ts';
+import { jobEnvelope } from '#core/jobs/envelope.ts';
+import type { AccountRepository } from '#core/ports.ts';
+import { type HttpResult, json } from './responses.ts';
+
+/** A job envelope response with the payer's current balance in its legacy `quota` field. */
+export async function jobResponse(
+  deps: { accounts: AccountRepository },
+  status: number,
+  job: Job,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  const account = job.account ? await deps.accounts.get(job.account) : null;
+  return json(status, jobEnvelope(job, account), headers);
+}

@@ -1,0 +1,629 @@
+/**
+ * The OpenAPI 3.1 document of the API, generated from the zod schemas in ./schemas.ts.
+ * `OPERATIONS` below has one entry per route of the route table (lib/config.ts, without the `/api/v1`
+ * prefix); the unit test fails when the two disagree.
+ */
+import { z } from 'zod';
+import { API_PREFIX } from '#core/jobs/envelope.ts';
+import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
+import type { AuthMode } from './http-stack.ts';
+import {
+  idempotencyKey,
+  listFilesQuery,
+  listJobsQuery,
+  pathParameters,
+  requestSchemas,
+  responseSchemas,
+  type SchemaName,
+} from './schemas.ts';
+
+export const OPENAPI_VERSION = '3.1.0';
+/** Spec section 9: the interface description is version 1.1.0. */
+export const API_VERSION = '1.1.0';
+
+type Json = Record<string, unknown>;
+type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
+const METHOD_ORDER: readonly Method[] = ['get', 'put', 'post', 'patch', 'delete'];
+
+// ---------------------------------------------------------------- errors (spec section 7)
+
+const ERRORS = {
+  400: {
+    name: 'BadRequest',
+    description:
+      'Invalid request: a field fails validation (empty form fields count as not sent), the source is ' +
+      'missing or sent twice (`file`, `url`, `asset_id`), the `Idempotency-Key` is empty or longer than ' +
+      '200 characters, or the image could not be downloaded from `url`.',
+  },
+  401: {
+    name: 'Unauthorized',
+    description:
+      'The API key is unknown or disabled (both answer the same, so keys cannot be probed), a key was sent ' +
+      'where this server does not accept it (query string, form field), or the route needs an account key ' +
+      'and none was sent.',
+  },
+  402: {
+    name: 'PaymentRequired',
+    description:
+      'Not enough credits to start the operation (5 per edit, 1 per analysis). Credits are reserved when ' +
+      'the job is created and given back if it fails or is cancelled.',
+  },
+  404: {
+    name: 'NotFound',
+    description:
+      'No such resource for this caller. Another owner’s job answers 404, never 403, so job ids cannot be probed.',
+  },
+  409: {
+    name: 'Conflict',
+    description:
+      'The request conflicts with the state of the resource: an `Idempotency-Key` reused with a different ' +
+      'body, or a move the job’s status does not allow (cancelling a finished job, retrying one that has not failed).',
+  },
+  410: {
+    name: 'Gone',
+    description:
+      'The asset named by `asset_id` has expired. Assets are kept 7 days; for 7 more days a reference ' +
+      'answers 410, later 404.',
+  },
+  413: {
+    name: 'PayloadTooLarge',
+    description:
+      'Too large. API Gateway and Lambda refuse requests over 6 MB before any code runs (base64 makes the ' +
+      'limit on a binary upload about 4.5 MB); larger photos go through `url`, which takes up to 20 MB. ' +
+      'An image at `url` over 20 MB is also 413.',
+  },
+  415: {
+    name: 'UnsupportedMediaType',
+    description:
+      'Unsupported format. An image’s format is decided from its magic bytes (JPEG, PNG, WEBP), never from ' +
+      'its name or Content-Type header; a body that is neither JSON nor a form is also 415.',
+  },
+  422: {
+    name: 'UnprocessableContent',
+    description:
+      'The photo could not be processed; `code` says why: 800 the model could not classify the photo, ' +
+      '802 the background mask could not be created, 803 no licence plate was detected. A job that fails ' +
+      'this way carries the same code in `error.code`.',
+  },
+  429: {
+    name: 'TooManyRequests',
+    description:
+      'Too many requests: too many jobs of one account queued or processing at once, or too many new guest ' +
+      'sessions from one address in a day. Retry later, or use an API key.',
+  },
+  500: {
+    name: 'InternalError',
+    description:
+      'Internal error. Internal details never reach the client; a missing model file is named in the message.',
+  },
+} as const;
+
+type ErrorStatus = keyof typeof ERRORS;
+const ALL_ERRORS = Object.keys(ERRORS).map(Number) as ErrorStatus[];
+
+// ---------------------------------------------------------------- operations
+
+interface ResponseSpec {
+  description: string;
+  /** A component of ./schemas.ts; omitted for a response without a body. */
+  schema?: SchemaName;
+  mediaType?: string;
+  headers?: Record<string, Json>;
+}
+
+interface OperationSpec {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: (typeof TAGS)[number]['name'];
+  /** The `auth` the route's handler gives httpStack. */
+  auth: AuthMode;
+  query?: z.ZodObject;
+  /** Takes an `Idempotency-Key` header. */
+  idempotent?: boolean;
+  /** Media type → request component. */
+  body?: Record<string, SchemaName>;
+  bodyDescription?: string;
+  responses: Record<number, ResponseSpec>;
+  /** Defaults to every status of section 7 on authenticated routes. */
+  errors?: readonly ErrorStatus[];
+}
+
+const TAGS = [
+  { name: 'Jobs', description: 'Processing and analysis jobs: create, poll, list, cancel, retry.' },
+  { name: 'Results', description: 'Result files of finished jobs.' },
+  { name: 'Assets', description: 'Reusable source images.' },
+  { name: 'Files', description: 'The caller’s stored files.' },
+  { name: 'Batches', description: 'ZIP archives processed as one batch.' },
+  { name: 'Legacy', description: 'Routes kept compatible for older clients.' },
+  { name: 'Account', description: 'Credit balance and the key’s default webhook.' },
+  { name: 'Meta', description: 'This document.' },
+] as const;
+
+const json = (schema: SchemaName, description: string, extra: Partial<ResponseSpec> = {}): ResponseSpec => ({
+  description,
+  schema,
+  ...extra,
+});
+const location = (description: string) => ({ Location: { description, schema: { type: 'string' } } });
+const JOB_BODY = { 'application/json': 'JobInput', 'multipart/form-data': 'JobInputForm' } as const;
+const WEBHOOK_BODY = {
+  'application/json': 'WebhookUpdate',
+  'application/x-www-form-urlencoded': 'WebhookUpdate',
+  'multipart/form-data': 'WebhookUpdate',
+} as const;
+const JOB_LOCATION = { headers: location('Path of the job.') };
+const REPLAY =
+  'Replay: this `Idempotency-Key` was used before with an identical body and that job has finished; ' +
+  'the job envelope is returned again.';
+
+const webhookUpdate = (method: string): OperationSpec => ({
+  operationId: `${method}Webhook`,
+  summary: 'Set the default webhook of the key',
+  description: 'An empty `webhook_url` disables the webhook.',
+  tag: 'Account',
+  auth: 'key',
+  body: WEBHOOK_BODY,
+  responses: { 200: json('WebhookSetting', 'The new setting.') },
+});
+
+/** Keyed by `METHOD path`, the path as in lib/config.ts without the `/api/v1` prefix. */
+export const OPERATIONS: Record<string, OperationSpec> = {
+  'POST /jobs': {
+    operationId: 'createJob',
+    summary: 'Create a processing or analysis job',
+    description:
+      'The job runs asynchronously: poll `status_url`/`links.self` or wait for the webhook. Credits are ' +
+      'reserved now and charged on success.',
+    tag: 'Jobs',
+    auth: 'key-or-guest',
+    idempotent: true,
+    body: JOB_BODY,
+    responses: {
+      202: json(
+        'JobEnvelope',
+        'Accepted: the job is queued. A repeated `Idempotency-Key` for a job still running returns that job, also with 202.',
+        JOB_LOCATION,
+      ),
+      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
+    },
+  },
+  'GET /jobs': {
+    operationId: 'listJobs',
+    summary: 'List the caller’s jobs',
+    description: 'Only jobs of the calling key (or guest session), newest first.',
+    tag: 'Jobs',
+    auth: 'key-or-guest',
+    query: listJobsQuery,
+    responses: { 200: json('JobList', 'A page of jobs.') },
+  },
+  'GET /jobs/{job_id}': {
+    operationId: 'getJob',
+    summary: 'Read a job',
+    description: 'The job envelope. Another owner’s job answers 404.',
+    tag: 'Jobs',
+    auth: 'key-or-guest',
+    responses: { 200: json('JobEnvelope', 'The job.') },
+  },
+  'POST /jobs/{job_id}/cancel': {
+    operationId: 'cancelJob',
+    summary: 'Cancel a job',
+    description: 'A job that already succeeded or failed cannot be cancelled (409).',
+    tag: 'Jobs',
+    auth: 'key-or-guest',
+    responses: {
+      200: json(
+        'JobEnvelope',
+        'Cancelled: a queued job at once, its reservation released; an already cancelled job as it is.',
+      ),
+      202: json(
+        'JobEnvelope',
+        'Cancellation requested for a processing job: `cancel_requested` is true and the job becomes ' +
+          '`cancelled` at its next step, with nothing charged.',
+      ),
+    },
+  },
+  'POST /jobs/{job_id}/retry': {
+    operationId: 'retryJob',
+    summary: 'Retry a failed job',
+    description: 'Only a failed job can be retried; anything else is 409.',
+    tag: 'Jobs',
+    auth: 'key-or-guest',
+    responses: {
+      202: json('JobEnvelope', 'The job is queued again, with a new credit reservation.'),
+      200: json(
+        'JobEnvelope',
+        'The job is already running again because of an earlier retry; it is returned as it is, so the ' +
+          'call can be repeated safely.',
+      ),
+    },
+  },
+  'GET /results/{job_id}/{name}': {
+    operationId: 'getResult',
+    summary: 'Download a result file',
+    description:
+      'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
+      'Results are kept 30 days.',
+    tag: 'Results',
+    auth: 'none',
+    responses: {
+      302: {
+        description: 'Redirect to the file.',
+        headers: location('Presigned storage link, valid 15 minutes.'),
+      },
+    },
+    errors: [404, 500],
+  },
+  'POST /assets': {
+    operationId: 'createAsset',
+    summary: 'Upload a reusable image',
+    description:
+      'Needs an account key. The body schema is that of job creation; the source image (`file` or `url`) ' +
+      'is stored. Reference the asset later as `asset_id` in a job input.',
+    tag: 'Assets',
+    auth: 'key',
+    body: JOB_BODY,
+    responses: { 201: json('Asset', 'Stored.') },
+  },
+  'GET /files': {
+    operationId: 'listFiles',
+    summary: 'List the caller’s files',
+    description: 'Ordinary keys see their own files; an administrator keeps the legacy global listing.',
+    tag: 'Files',
+    auth: 'key',
+    query: listFilesQuery,
+    responses: { 200: json('FileList', 'A page of files.') },
+  },
+  'DELETE /files/{file_id}': {
+    operationId: 'deleteFile',
+    summary: 'Delete a file',
+    tag: 'Files',
+    auth: 'key',
+    responses: { 200: json('ResultFlag', 'Deleted.') },
+  },
+  'POST /batches': {
+    operationId: 'createBatch',
+    summary: 'Upload a ZIP archive as a batch',
+    description: 'Needs an account key. Not idempotent.',
+    tag: 'Batches',
+    auth: 'key',
+    body: { 'multipart/form-data': 'BatchForm' },
+    responses: { 202: json('BatchCreated', 'Accepted.') },
+  },
+  'GET /batches/{batch_id}': {
+    operationId: 'getBatch',
+    summary: 'Read a batch',
+    tag: 'Batches',
+    auth: 'key',
+    responses: { 200: json('BatchEnvelope', 'The batch.') },
+  },
+  'POST /batches/{batch_id}/{action}': {
+    operationId: 'controlBatch',
+    summary: 'Pause, resume, cancel or retry a batch',
+    description: 'No body. The preconditions of each action are not settled yet (see docs/decisions.md).',
+    tag: 'Batches',
+    auth: 'key',
+    responses: { 200: json('BatchEnvelope', 'The batch after the action.') },
+  },
+  'GET /batches/{batch_id}/download': {
+    operationId: 'downloadBatch',
+    summary: 'Download the results of a batch as ZIP',
+    tag: 'Batches',
+    auth: 'key',
+    responses: { 200: json('ZipArchive', 'The archive.', { mediaType: 'application/zip' }) },
+  },
+  'POST /process': {
+    operationId: 'legacyProcess',
+    summary: 'Legacy: queue a processing job',
+    tag: 'Legacy',
+    auth: 'key-or-guest',
+    idempotent: true,
+    body: { 'multipart/form-data': 'LegacyProcessForm' },
+    responses: {
+      202: json('LegacyProcessCreated', 'Accepted: the job is queued.', JOB_LOCATION),
+      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
+    },
+  },
+  'POST /analyze': {
+    operationId: 'legacyAnalyze',
+    summary: 'Legacy: queue an analysis job',
+    description: 'The analysis arrives with the finished job (polling or webhook).',
+    tag: 'Legacy',
+    auth: 'key-or-guest',
+    idempotent: true,
+    body: { 'multipart/form-data': 'LegacyAnalyzeForm' },
+    responses: {
+      202: json('LegacyAnalyzeCreated', 'Accepted: the job is queued.', JOB_LOCATION),
+      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
+    },
+  },
+  'GET /quota': {
+    operationId: 'getQuota',
+    summary: 'Credit balance of the calling key',
+    tag: 'Account',
+    auth: 'key-or-guest',
+    responses: { 200: json('Quota', 'The balance.') },
+  },
+  'GET /webhook': {
+    operationId: 'getWebhook',
+    summary: 'Read the default webhook of the key',
+    tag: 'Account',
+    auth: 'key',
+    responses: { 200: json('WebhookSetting', 'The current setting.') },
+  },
+  'PUT /webhook': webhookUpdate('put'),
+  'PATCH /webhook': webhookUpdate('patch'),
+  'POST /webhook': webhookUpdate('post'),
+  'DELETE /webhook': {
+    operationId: 'deleteWebhook',
+    summary: 'Disable the default webhook of the key',
+    tag: 'Account',
+    auth: 'key',
+    responses: { 200: json('WebhookSetting', 'The new setting.') },
+  },
+  'GET /openapi.json': {
+    operationId: 'getOpenApi',
+    summary: 'This OpenAPI document',
+    tag: 'Meta',
+    auth: 'none',
+    responses: { 200: json('OpenApiDocument', 'The document.') },
+    errors: [500],
+  },
+};
+
+// ---------------------------------------------------------------- security (spec section 5)
+
+const SECURITY_SCHEMES = {
+  ApiKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-API-Key',
+    description:
+      'An API key, created in the account area; it may store defaults (background, plate colour, ' +
+      'smoothing, `plate_mask_only`, webhook). The master key, configured on the server, passes without ' +
+      'deducting credits and is for backend use only. A key in the query string or in the legacy form ' +
+      'field `api_key` is refused unless the operator enables it.',
+  },
+  Bearer: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The same API key as `Authorization: Bearer <API_KEY>`.',
+  },
+  GuestSession: {
+    type: 'apiKey',
+    in: 'cookie',
+    name: GUEST_COOKIE,
+    description:
+      'Without a key, a request runs against the guest trial balance of its session. The first keyless ' +
+      'request opens a session with trial credits and sets this signed cookie (30 days); send it back to ' +
+      'stay on that session. /assets, /batches, /files and /webhook need an account key.',
+  },
+} as const;
+
+const SECURITY: Record<AuthMode, Json[]> = {
+  'key-or-guest': [{ ApiKeyHeader: [] }, { Bearer: [] }, { GuestSession: [] }],
+  key: [{ ApiKeyHeader: [] }, { Bearer: [] }],
+  none: [],
+};
+
+// ---------------------------------------------------------------- generation
+
+/** Drop what zod adds that says nothing here: closed objects (clients must accept new fields) and ±2^53 bounds. */
+function tidy({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodTypes; jsonSchema: Json }): void {
+  const def = zodSchema._zod.def;
+  if (def.type === 'object' && def.catchall === undefined) delete jsonSchema.additionalProperties;
+  if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+  if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+}
+
+const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** Each entry of `schemas` becomes a component; an entry nested in another is a `$ref` to it. */
+function components(schemas: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, Json> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(schemas)) registry.add(schema, { id });
+  const generated = z.toJSONSchema(registry, {
+    target: 'draft-2020-12',
+    io,
+    uri: (id) => componentRef(id).$ref,
+    override: tidy,
+  }).schemas;
+  const out: Record<string, Json> = {};
+  for (const [id, schema] of Object.entries(generated)) {
+    if (!(id in schemas)) throw new Error(`zod extracted an unregistered shared schema (${id}); register it`);
+    const { $schema: _schema, $id: _id, '~standard': _standard, ...rest } = schema as Json;
+    out[id] = rest;
+  }
+  return out;
+}
+
+function inlineSchema(schema: z.ZodType): Json {
+  const { $schema: _schema, ...rest } = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'input',
+    override: tidy,
+  }) as Json;
+  return rest;
+}
+
+/** A zod object's properties as parameters; each one's description moves up to the parameter. */
+function parametersOf(shape: z.ZodObject, location: 'query' | 'path'): Json[] {
+  const object = inlineSchema(shape) as { properties: Record<string, Json>; required?: string[] };
+  return Object.entries(object.properties).map(([name, { description, ...schema }]) => ({
+    name,
+    in: location,
+    ...(description ? { description } : {}),
+    required: location === 'path' || (object.required ?? []).includes(name),
+    schema,
+  }));
+}
+
+function pathParametersOf(path: string): Json[] {
+  const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
+  if (names.length === 0) return [];
+  const shape: Record<string, z.ZodType> = {};
+  for (const name of names) {
+    const schema = pathParameters[name];
+    if (!schema)
+      throw new Error(`Path parameter {${name}} of ${path} has no schema in pathParameters (schemas.ts)`);
+    shape[name] = schema;
+  }
+  return parametersOf(z.object(shape), 'path');
+}
+
+const errorRef = (status: ErrorStatus) => ({ $ref: `#/components/responses/${ERRORS[status].name}` });
+
+function responseObject(spec: ResponseSpec): Json {
+  return {
+    description: spec.description,
+    ...(spec.headers ? { headers: spec.headers } : {}),
+    ...(spec.schema
+      ? { content: { [spec.mediaType ?? 'application/json']: { schema: componentRef(spec.schema) } } }
+      : {}),
+  };
+}
+
+function operationObject(spec: OperationSpec): Json {
+  const responses: Json = {};
+  const statuses = [
+    ...Object.keys(spec.responses).map(Number),
+    ...(spec.errors ?? (spec.auth === 'none' ? [] : ALL_ERRORS)),
+  ].sort((a, b) => a - b);
+  for (const status of statuses) {
+    const success = spec.responses[status];
+    responses[String(status)] = success ? responseObject(success) : errorRef(status as ErrorStatus);
+  }
+  const parameters = [
+    ...(spec.query ? parametersOf(spec.query, 'query') : []),
+    ...(spec.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
+  ];
+  return {
+    operationId: spec.operationId,
+    summary: spec.summary,
+    ...(spec.description ? { description: spec.description } : {}),
+    tags: [spec.tag],
+    security: SECURITY[spec.auth],
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(spec.body
+      ? {
+          requestBody: {
+            required: true,
+            content: Object.fromEntries(
+              Object.entries(spec.body).map(([mediaType, schema]) => [
+                mediaType,
+                { schema: componentRef(schema) },
+              ]),
+            ),
+          },
+        }
+      : {}),
+    responses,
+  };
+}
+
+function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+export type OpenApiDocument = Json & { openapi: string; paths: Record<string, Json> };
+
+/** Build the document. Deterministic: the same code always gives the same JSON, key order included. */
+export function buildOpenApiDocument(): OpenApiDocument {
+  const request = components(requestSchemas, 'input');
+  const response = components(responseSchemas, 'output');
+  for (const id of Object.keys(request)) {
+    if (id in response) throw new Error(`Schema ${id} is both a request and a response component`);
+  }
+
+  const byPath = new Map<string, Map<Method, Json>>();
+  for (const [key, spec] of Object.entries(OPERATIONS)) {
+    const [method, path] = key.split(' ') as [string, string];
+    const operations = byPath.get(path) ?? new Map<Method, Json>();
+    operations.set(method.toLowerCase() as Method, operationObject(spec));
+    byPath.set(path, operations);
+  }
+  const paths: Record<string, Json> = {};
+  for (const path of [...byPath.keys()].sort()) {
+    const operations = byPath.get(path)!;
+    const parameters = pathParametersOf(path);
+    paths[path] = {
+      ...(parameters.length > 0 ? { parameters } : {}),
+      ...Object.fromEntries(METHOD_ORDER.filter((m) => operations.has(m)).map((m) => [m, operations.get(m)])),
+    };
+  }
+
+  return {
+    openapi: OPENAPI_VERSION,
+    info: {
+      title: 'Photo Processing Jobs API',
+      version: API_VERSION,
+      summary:
+        'Asynchronous processing of car photos: plate hiding, background replacement, masks, analysis.',
+      description:
+        'Every operation is a job: creation returns its id at once, and the final state is read by polling ' +
+        '`GET /jobs/{job_id}` or delivered to a webhook. Work is paid in credits: 5 for a successful edit, ' +
+        '1 for an analysis. Requests without a key run against a guest trial balance. Bodies are JSON ' +
+        'unless stated; uploads are `multipart/form-data`. Result paths in responses are relative to the ' +
+        'service address.',
+      license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
+    },
+    servers: [{ url: API_PREFIX, description: 'Relative to the service address.' }],
+    tags: [...TAGS],
+    paths,
+    webhooks: {
+      jobFinished: {
+        post: {
+          operationId: 'jobFinished',
+          summary: 'A job finished',
+          description:
+            'Sent to the job’s `webhook_url`, or else the key’s default webhook, with the final job: the same ' +
+            'JSON as polling. Signature verification and delivery retries are not settled yet (see docs/decisions.md).',
+          parameters: [
+            {
+              name: 'X-Service-Job',
+              in: 'header',
+              required: true,
+              description: 'The job id.',
+              schema: { type: 'string' },
+            },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: componentRef('JobEnvelope') } },
+          },
+          responses: { default: { description: 'The receiver’s answer.' } },
+        },
+      },
+    },
+    components: {
+      schemas: sortedByKey({ ...request, ...response }),
+      responses: Object.fromEntries(
+        ALL_ERRORS.map((status) => [
+          ERRORS[status].name,
+          {
+            description: ERRORS[status].description,
+            content: { 'application/json': { schema: componentRef('ErrorBody') } },
+          },
+        ]),
+      ),
+      parameters: {
+        IdempotencyKey: {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: false,
+          ...describedSchema(idempotencyKey),
+        },
+      },
+      securitySchemes: SECURITY_SCHEMES,
+    },
+  };
+}
+
+function describedSchema(schema: z.ZodType): Json {
+  const { description, ...rest } = inlineSchema(schema);
+  return { ...(description ? { description } : {}), schema: rest };
+}
+
+/** The committed form (docs/openapi.json): two-space indent, trailing newline. */
+export const serializeOpenApi = (document: OpenApiDocument): string =>
+  `${JSON.stringify(document, null, 2)}\n`;

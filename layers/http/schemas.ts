@@ -1,0 +1,499 @@
+/**
+ * The zod schemas the OpenAPI document (layers/http/openapi.ts) is generated from: request bodies
+ * (read as their input type), response bodies (output type), and the parameters of the routes.
+ * A schema becomes `#/components/schemas/<key>` by being an entry of `requestSchemas` or
+ * `responseSchemas` below; anything it nests that is itself an entry of the same map is a `$ref`.
+ */
+import { z } from 'zod';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
+import { JobInputSchema } from '#core/jobs/input.ts';
+import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
+import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+
+const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
+const PLATE_COLOR_NAMES = ['black', 'white', 'graphite'] as const;
+/** What `parseBooleanish` (layers/core/jobs/params.ts) accepts, case-insensitively; the test parses each. */
+export const BOOLEAN_SPELLINGS = [
+  'true',
+  'false',
+  '1',
+  '0',
+  'smooth',
+  'raw',
+  'yes',
+  'no',
+  'on',
+  'off',
+] as const;
+const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
+
+const resultUrl = z
+  .string()
+  .describe(
+    'Path of the result image, `/api/v1/results/{job_id}/{name}`, relative to the service address. It needs ' +
+      'no key (the 120-bit random job id is the capability, so `<img src>` and plain downloads work) and ' +
+      'answers 302 to a presigned storage link valid 15 minutes. Results are kept 30 days.',
+  );
+const resultPath = (what: string) => z.string().describe(`Path of the ${what}; served like \`url\`.`);
+const timestamp = z.string().meta({ format: 'date-time' });
+const cursor = z.int().nullable().meta({
+  format: 'int64',
+  description: 'Pass as `before` to read the next page; null on the last page.',
+});
+const imageFile = (description: string) => z.file().mime(IMAGE_TYPES).describe(description);
+
+// ---------------------------------------------------------------- request bodies (input type)
+
+/**
+ * `JobInputSchema` itself, except for the fields it normalises with a transform: JSON Schema cannot
+ * show what a transform accepts, so those are documented by the values they accept (and the test
+ * checks that `JobInputSchema` accepts each of them).
+ */
+const JobInput = JobInputSchema.extend({
+  mode: JobInputSchema.shape.mode.describe(
+    'The operation. `plate` hides the licence plate; `background` replaces the background without ' +
+      'hiding the plate; `studio_background` replaces it with a preset, `background_file` or the key’s ' +
+      'stored background; `plate_mask` and `background_mask` return the mask only; `analyze` classifies ' +
+      'the photo (1 credit; every other operation costs 5).',
+  ),
+  url: JobInputSchema.shape.url.describe(
+    'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
+      'it; a URL that cannot be fetched is a 400.',
+  ),
+  asset_id: JobInputSchema.shape.asset_id.describe('Id of an asset uploaded earlier with POST /assets.'),
+  background: JobInputSchema.shape.background.describe(
+    'Background preset. `background_file` takes priority over it; without either, the key’s stored ' +
+      'background is used, then `studio`.',
+  ),
+  plate_color: z
+    .union([z.string().regex(HEX_COLOR), z.enum(PLATE_COLOR_NAMES)])
+    .optional()
+    .describe(
+      'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
+        '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
+    ),
+  plate_smoothing: z
+    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS), z.literal([0, 1])])
+    .optional()
+    .meta({
+      default: true,
+      description:
+        'Align and soften the plate fill’s edges. Accepts `true`/`false`, `1`/`0`, `smooth`/`raw` and also ' +
+        '`yes`/`no`, `on`/`off` (any case). Falls back to the key’s setting, then true.',
+    }),
+  plate_mask_only: z
+    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS), z.literal([0, 1])])
+    .optional()
+    .meta({
+      default: false,
+      description:
+        'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
+        '`plate_smoothing`. Falls back to the key’s setting, then false.',
+    }),
+  webhook_url: JobInputSchema.shape.webhook_url.describe(
+    'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
+  ),
+}).describe(
+  'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url` or `asset_id`. ' +
+    'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
+);
+
+const uploads = {
+  file: imageFile(
+    'Source image: JPG, PNG or WEBP, recognised by its magic bytes (never its name or Content-Type).',
+  ).optional(),
+  background_file: imageFile(
+    'Custom background (JPG, PNG or WEBP); takes priority over `background` and the key’s stored background.',
+  ).optional(),
+};
+
+const JobInputForm = JobInput.extend(uploads).describe(
+  'Job input as `multipart/form-data`: the fields of `JobInput` plus the uploads `file` and ' +
+    '`background_file`. Booleans arrive as text, in any of the accepted spellings.',
+);
+
+const LegacyProcessForm = JobInputForm.omit({ asset_id: true })
+  .extend({
+    mode: z
+      .enum(['plate', 'studio_background'])
+      .default('plate')
+      .describe('`plate` hides the plate; `studio_background` replaces the background.'),
+  })
+  .describe(
+    'Legacy `/process` form: the fields of 2.1, with `mode` limited to `plate` and `studio_background`.',
+  );
+
+const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
+  'Legacy `/analyze` form: the source as `file` or `url`.',
+);
+
+const BatchForm = z
+  .object({
+    archive: z.file().mime(['application/zip']).describe('ZIP archive of JPG, PNG or WEBP photos.'),
+    mode: z
+      .enum(OPERATIONS)
+      .exclude(['analyze'])
+      .default('plate')
+      .describe('Operation applied to every photo; `analyze` is not accepted for batches.'),
+    background: z.enum(BACKGROUND_PRESETS).optional().describe('Background preset.'),
+    plate_color: z.string().regex(HEX_COLOR).optional().describe('Fill colour of the plate, `#RRGGBB`.'),
+  })
+  .describe('A batch upload (POST /batches). Not idempotent: every upload is a new batch.');
+
+const WebhookUpdate = z
+  .object({
+    webhook_url: z
+      .union([z.url({ protocol: /^https?$/ }).max(2048), z.literal('')])
+      .optional()
+      .describe(
+        'Default webhook of the key, used for every new job without a `webhook_url` of its own. Empty or ' +
+          'absent disables it. Private, loopback and link-local addresses are refused.',
+      ),
+  })
+  .describe('New webhook setting, as JSON or as a form.');
+
+/** Request bodies, by component name. */
+export const requestSchemas = {
+  JobInput,
+  JobInputForm,
+  LegacyProcessForm,
+  LegacyAnalyzeForm,
+  BatchForm,
+  WebhookUpdate,
+};
+
+// ---------------------------------------------------------------- response bodies (output type)
+
+const JobStatus = z
+  .enum(JOB_STATUSES)
+  .describe(
+    'Job status. `queued` → `processing` → `success` or `failed`; `cancelled` by the owner. Clients stop ' +
+      'polling on `success`, `failed` or `cancelled`.',
+  );
+const Operation = z.enum(OPERATIONS).describe('The operation (`mode` of the job input).');
+const JobStage = z
+  .enum(JOB_STAGES)
+  .describe(
+    'Where in the pipeline the job is, finer than `status`: `queued`, `preparing`, `inference`, ' +
+      '`settling`, `done` (a finished job, whatever its outcome).',
+  );
+
+const AnalysisLabel = z
+  .object({
+    value: z
+      .string()
+      .describe('Machine value, e.g. `exterior` (photo type) or `front`, `three_quarters_left` (view).'),
+    label: z.string().describe('Localised label of `value`.'),
+    source_class: z.string().optional().describe('Class of the model the value was derived from.'),
+    conf: z.int().describe('Confidence, 0–100.'),
+  })
+  .describe('A classification with its confidence.');
+const Detection = z.object({ id: z.int(), conf: z.int().describe('Confidence, 0–100.') });
+const Analysis = z
+  .object({
+    photo_type: AnalysisLabel.describe('Interior, exterior or podium.'),
+    view: AnalysisLabel.optional().describe('The car’s view angle; given for exterior photos.'),
+    detections: z
+      .record(z.string(), Detection)
+      .optional()
+      .describe('Detected classes (the car, the licence plate, ...) by name.'),
+    background_detections: z.record(z.string(), Detection).optional().describe('Background classes by name.'),
+  })
+  .describe('Classification of the photo (spec 2.4), the result of `analyze`.');
+
+const JobOutput = z
+  .object({
+    url: resultUrl.optional(),
+    plate_mask_url: resultPath('plate mask').optional(),
+    background_mask_url: resultPath('background mask').optional(),
+    mask_url: resultPath('mask of a mask operation').optional(),
+    analysis: Analysis.optional(),
+    output_kind: z.enum(['image', 'mask', 'analysis']),
+    inference_cached: z.boolean().describe('The model output was reused from an identical earlier request.'),
+    model_version: z
+      .record(z.string(), z.string())
+      .describe('Version of each model that produced the output.'),
+    plates_detected: z.int().optional(),
+  })
+  .describe('What a successful job produced; `analyze` has no image URL.');
+
+const JobError = z
+  .object({
+    code: z
+      .int()
+      .describe(
+        '803 no plate detected, 802 no background mask, 800 photo not classifiable, 400 source not a ' +
+          'decodable image, 415 unsupported format, 500 internal (a missing model file is named in the message).',
+      ),
+    message: z.string(),
+  })
+  .describe('Why the job failed.');
+
+const JobLinks = z
+  .object({
+    self: z.string().describe('`/api/v1/jobs/{job_id}`'),
+    cancel: z.string().describe('POST here to cancel.'),
+    retry: z.string().describe('POST here to retry a failed job.'),
+    result: z.string().optional().describe('The result image (same as `url`), once there is one.'),
+  })
+  .describe('Related paths: `self`, `cancel`, `retry`, and `result` once there is a result image.');
+
+const QuotaSnapshot = z
+  .object({
+    remaining: z.number().describe('Credits available.'),
+    credits_remaining: z.number().describe('Same as `remaining` (legacy name).'),
+  })
+  .describe('Balance of the paying account.');
+
+const Job = z
+  .object({
+    id: z.string().describe('Job id, `job_` and 24 random characters.'),
+    status: JobStatus,
+    operation: Operation,
+    stage: JobStage,
+    cancel_requested: z.boolean().describe('Cooperative cancellation of a processing job was requested.'),
+    cost_credits: z.number().describe('Credits charged or reserved: 5, or 1 for `analyze`.'),
+    attempts: z.int().describe('Workflow executions started for this job.'),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    output: JobOutput.nullable(),
+    error: JobError.nullable(),
+    links: JobLinks,
+  })
+  .describe('The Job resource (spec 2.2).');
+
+const JobEnvelope = z
+  .object({
+    result: z.boolean().describe('False exactly when the job failed or was cancelled.'),
+    job_id: z.string().describe('Same as `id`.'),
+    status: JobStatus,
+    code: z
+      .int()
+      .describe(
+        '202 while queued or processing, 200 on success, the error’s code on failure, 409 when cancelled.',
+      ),
+    message: z.string().optional().describe('Present when the job failed or was cancelled.'),
+    url: resultUrl.optional(),
+    plate_mask_url: resultPath('plate mask').optional(),
+    background_mask_url: resultPath('background mask').optional(),
+    mask_url: resultPath('mask').optional(),
+    analysis: Analysis.optional(),
+    expires_in_days: z
+      .int()
+      .optional()
+      .describe('Life of the result in days (30); present on success with a result file.'),
+    mode: Operation,
+    background: z
+      .enum([...BACKGROUND_PRESETS, 'custom'])
+      .nullable()
+      .describe('Effective background: a preset, or `custom` when a background file was used.'),
+    plate_color: z.string().describe('Effective plate colour, `#rrggbb` (legacy names are resolved).'),
+    plate_smoothing: z.boolean().describe('Effective smoothing.'),
+    plate_mask_only: z.boolean().describe('Effective `plate_mask_only`.'),
+    quota: QuotaSnapshot.optional().describe('Balance of the paying account; absent for the master key.'),
+    // `status` stays where the legacy fields put it, as in `jobEnvelope`.
+    ...Job.omit({ status: true }).shape,
+  })
+  .describe(
+    'The job envelope: the Job resource (spec 2.2) and the legacy final-job fields (2.3) side by side in one ' +
+      'flat object, so a legacy poller reads `result`, `status`, `url` at the top and a new client reads `id`, ' +
+      '`operation`, `output`, `links`. `status` means the same in both. Webhooks deliver the same JSON.',
+  );
+
+const JobList = z
+  .object({ jobs: z.array(Job), next_cursor: cursor })
+  .describe('A page of the caller’s jobs, newest first.');
+
+const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');
+
+const LegacyProcessCreated = z
+  .object({
+    result: z.boolean(),
+    queued: z.boolean(),
+    code: z.int().describe('202'),
+    message: z.string(),
+    cost_credits: z.number(),
+    job_id: z.string(),
+    status: JobStatus.describe('`queued`'),
+    status_url: statusUrl,
+    webhook_enabled: z
+      .boolean()
+      .describe('A webhook (the job’s own or the key’s default) will receive the final job.'),
+    quota: z
+      .object({
+        remaining: z.number().nullable().describe('Credits available; null for the master key.'),
+        credits_remaining: z.number().nullable().describe('Same as `remaining` (legacy name).'),
+        process_credit_cost: z.number().describe('5'),
+        classification_credit_cost: z.number().describe('1'),
+      })
+      .describe('Balance and prices.'),
+  })
+  .describe('Legacy creation response of `/process` (spec 2.3).');
+
+const LegacyAnalyzeCreated = LegacyProcessCreated.pick({
+  result: true,
+  queued: true,
+  code: true,
+  cost_credits: true,
+  job_id: true,
+  status: true,
+  status_url: true,
+}).describe('Legacy creation response of `/analyze` (spec 2.3); the analysis arrives with the finished job.');
+
+const Asset = z
+  .object({
+    asset_id: z.string().describe('Reference it as `asset_id` in a job input.'),
+    expires_at: timestamp,
+    original_name: z.string(),
+  })
+  .describe('A stored source image (spec 2.5).');
+
+const FileItem = z
+  .object({
+    file_id: z.int().min(1).describe('Increasing with every new file; also the listing cursor.'),
+    kind: z.enum(['asset', 'result']),
+    name: z.string(),
+    content_type: z.string(),
+    bytes: z.int(),
+    url: z
+      .string()
+      .nullable()
+      .describe('Result path for a result (served like a job’s `url`); null for an asset.'),
+    job_id: z.string().nullable().describe('The job of a result; null for an asset.'),
+    asset_id: z.string().nullable().describe('The asset id; null for a result.'),
+    created_at: timestamp,
+    expires_at: timestamp,
+  })
+  .describe('Something the service stores for the caller (spec 2.6): an uploaded asset or a job’s result.');
+
+const FileList = z
+  .object({ files: z.array(FileItem), next_cursor: cursor })
+  .describe('A page of the caller’s files (an administrator sees every file).');
+
+const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
+
+const Batch = z.object({}).describe('A batch. Its fields are not settled yet: see docs/decisions.md.');
+const BatchCreated = z.object({ batch: Batch, status_url: z.string().describe('Path of the batch.') });
+const BatchEnvelope = z.object({ batch: Batch });
+
+const ZipArchive = z.file().mime(['application/zip']).describe('The batch’s results as a ZIP archive.');
+
+const balance = (description: string) =>
+  z.number().nullable().describe(`${description}; null for the master key.`);
+const Quota = z
+  .object({
+    result: z.boolean(),
+    quota: z.object({
+      active: z.boolean(),
+      authorized: z.boolean().describe('False for a guest session.'),
+      remaining: balance('Credits available'),
+      credits_remaining: balance('Same as `remaining`'),
+      user_credits_remaining: balance('Same as `remaining`'),
+      process_credit_cost: z.number().describe('5'),
+      classification_credit_cost: z.number().describe('1'),
+      used_total: balance('Credits charged so far'),
+      unlimited: z.literal(true).optional().describe('Present for the master key, which deducts no credits.'),
+    }),
+  })
+  .describe(
+    'Credit balance of the caller (spec 2.9): an API key’s account or the guest session’s trial balance.',
+  );
+
+const WebhookSetting = z
+  .object({
+    result: z.boolean(),
+    code: z.int(),
+    message: z.string(),
+    webhook_url: z.string().describe('The stored URL; empty when disabled.'),
+    webhook_enabled: z.boolean(),
+  })
+  .describe('The key’s default webhook (spec 2.8). The master key does not store one.');
+
+const ErrorBody = z
+  .object({
+    code: z.int().describe('The HTTP status, or for 422 the reason: 800, 802 or 803.'),
+    message: z.string(),
+    result: z.literal(false),
+  })
+  .describe('Every error answers with this body (spec 2.10).');
+
+const OpenApiDocument = z
+  .object({ openapi: z.string() })
+  .describe('This OpenAPI 3.1 document (also committed as docs/openapi.json).');
+
+/** Response bodies, by component name. */
+export const responseSchemas = {
+  JobStatus,
+  Operation,
+  JobStage,
+  Analysis,
+  AnalysisLabel,
+  JobOutput,
+  JobError,
+  JobLinks,
+  QuotaSnapshot,
+  Job,
+  JobEnvelope,
+  JobList,
+  LegacyProcessCreated,
+  LegacyAnalyzeCreated,
+  Asset,
+  FileItem,
+  FileList,
+  ResultFlag,
+  Batch,
+  BatchCreated,
+  BatchEnvelope,
+  ZipArchive,
+  Quota,
+  WebhookSetting,
+  ErrorBody,
+  OpenApiDocument,
+};
+
+export type SchemaName = keyof typeof requestSchemas | keyof typeof responseSchemas;
+
+// ---------------------------------------------------------------- parameters
+
+/** Query parameters of GET /jobs: the schema the use case parses with. */
+export const listJobsQuery = ListJobsQuery.extend({
+  limit: ListJobsQuery.shape.limit.describe('Page size.'),
+  before: ListJobsQuery.shape.before.meta({
+    format: 'int64',
+    description: 'Cursor: `next_cursor` of the previous page.',
+  }),
+  status: ListJobsQuery.shape.status.describe('Only jobs with this status.'),
+});
+
+/** Query parameters of GET /files, as `parsePageQuery` (layers/core/files/files.ts) reads them. */
+export const listFilesQuery = z.object({
+  limit: listJobsQuery.shape.limit,
+  before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
+});
+
+/** Every path parameter of the route table, by name. */
+export const pathParameters: Record<string, z.ZodType> = {
+  job_id: z
+    .string()
+    .describe('Job id.')
+    .meta({ examples: ['job_0123456789abcdefghjkmnpq'] }),
+  name: z
+    .string()
+    .regex(/^[a-z_]+\.(jpg|png|webp)$/)
+    .describe('File name of the result, as in the job’s `url`, `plate_mask_url`, ...'),
+  file_id: z.int().min(1).describe('File id.'),
+  batch_id: z.string().describe('Batch id.'),
+  action: z.enum(['pause', 'resume', 'cancel', 'retry']).describe('Batch control operation.'),
+};
+
+export const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+  .describe(
+    'Send the same key with an identical body on a network retry, and no second job or reservation is made: ' +
+      'a finished job is returned with 200, one still running with 202, and a different body under the same ' +
+      'key is 409. Keys are scoped to the calling key and remembered 24 hours. "Identical" means the same ' +
+      'route, mode, parameters and source (uploads are compared by content hash).',
+  );

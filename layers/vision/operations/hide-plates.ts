@@ -1,0 +1,48 @@
+import { PlateNotFoundError } from '#core/errors.ts';
+import { decodeSource, encodeResult } from '#vision/image-io.ts';
+import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { fillPlates } from '#vision/plate-fill.ts';
+
+export interface HidePlatesDeps {
+  readonly detector: PlateDetector;
+}
+
+export interface HidePlatesParams {
+  /** `#rrggbb` or a legacy name. */
+  readonly plateColor: string;
+  readonly plateSmoothing: boolean;
+  readonly plateMaskOnly: boolean;
+}
+
+export interface HidePlatesResult {
+  readonly image: Buffer;
+  readonly contentType: 'image/jpeg' | 'image/png';
+  readonly width: number;
+  readonly height: number;
+  /** In the result's pixels (the source after EXIF orientation). */
+  readonly plates: PlateDetection[];
+}
+
+/**
+ * Hide every license plate of a photo under a solid colour.
+ * 1. Decode the source once: format from its bytes, EXIF orientation applied (415 / 400 otherwise).
+ * 2. Detect plates on that decoded image; none is PlateNotFoundError (803), never an unchanged photo.
+ * 3. Fill each plate's quadrilateral, following its perspective.
+ * 4. Encode as JPEG (JPEG, WEBP sources) or PNG (PNG sources) with all metadata stripped.
+ */
+export async function hidePlates(
+  deps: HidePlatesDeps,
+  source: Buffer,
+  params: HidePlatesParams,
+): Promise<HidePlatesResult> {
+  const decoded = await decodeSource(source);
+  const plates = await deps.detector.detect(decoded);
+  if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
+  fillPlates(
+    decoded,
+    plates.map((p) => p.quad),
+    { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
+  );
+  const { data, contentType } = await encodeResult(decoded);
+  return { image: data, contentType, width: decoded.width, height: decoded.height, plates };
+}

@@ -1,0 +1,103 @@
+import { normalizePlateColor } from '#core/jobs/params.ts';
+import { convexHull, type Point, type Quad } from '#core/vision/geometry.ts';
+import type { DecodedImage } from '#vision/image-io.ts';
+
+export interface FillOptions {
+  /** `#rrggbb`, or a legacy name (`black`, `white`, `graphite`). */
+  readonly color: string;
+  /** Grow each quad a little and soften its edge, so the plate's frame does not show around the fill. */
+  readonly smoothing: boolean;
+  /** Fill exactly the detected quad, hard-edged, whatever `smoothing` says. */
+  readonly maskOnly: boolean;
+}
+
+/**
+ * Outward growth with smoothing, as a share of the quad's height. The detector's quads sit inside the
+ * plate (they miss US plates' state name and frames): on the openalpr photos, 15% rather than 8% took the
+ * plates with 85% of their labelled box covered from 72% to 96% (US) and 72% to 98% (BR), with no more
+ * fill outside the labelled boxes than before.
+ */
+const DILATE_SHARE = 0.15;
+/** Width in pixels of the edge ramp with smoothing: anti-aliasing plus about one pixel of softening. */
+const EDGE_RAMP_PX = 1.5;
+
+/**
+ * Fills every quad with `color`, drawing into `image.pixels` in place: the caller owns its decoded
+ * buffer, and a copy of a 12 MP photo (36 MB) costs about 20 ms against about 3 ms for the fill itself.
+ *
+ * Rasterised here over the raw buffer rather than as an SVG composited by sharp: the work is bounded by
+ * the plates' bounding boxes (well under 1% of a 12 MP photo), while a composite renders a full-size
+ * overlay with librsvg and runs another libvips pass over all 36 MB before the encode.
+ */
+export function fillPlates(image: DecodedImage, quads: readonly Quad[], options: FillOptions): void {
+  const rgb = colourBytes(options.color);
+  const soft = options.smoothing && !options.maskOnly;
+  for (const quad of quads) {
+    const grow = soft ? DILATE_SHARE * quadHeight(quad) : 0;
+    fillConvex(image, convexHull(quad), rgb, grow, soft ? EDGE_RAMP_PX : 0);
+  }
+}
+
+/** RGB bytes of a colour as the job parameters spell it (`#rrggbb` or a legacy name). */
+function colourBytes(color: string): [number, number, number] {
+  const hex = normalizePlateColor(color);
+  return [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
+}
+
+function quadHeight([tl, tr, br, bl]: Quad): number {
+  return (Math.hypot(bl.x - tl.x, bl.y - tl.y) + Math.hypot(br.x - tr.x, br.y - tr.y)) / 2;
+}
+
+/**
+ * Coverage of each pixel centre from its signed distance to the polygon, taken as the largest distance
+ * to an edge's line (exact inside and along edges, which is all a 1-2 px ramp needs). `grow` pushes every
+ * edge outwards, which keeps the corners sharp: the plate's perspective is followed, not rounded off.
+ * `ramp` 0 gives a hard edge: a pixel is filled when its centre lies inside.
+ */
+function fillConvex(
+  image: DecodedImage,
+  polygon: readonly Point[],
+  [r, g, b]: readonly [number, number, number],
+  grow: number,
+  ramp: number,
+): void {
+  if (polygon.length < 3) return;
+  const cx = polygon.reduce((s, p) => s + p.x, 0) / polygon.length;
+  const cy = polygon.reduce((s, p) => s + p.y, 0) / polygon.length;
+  // Per edge: outward unit normal (nx, ny) and offset c, so that distance = nx*x + ny*y - c.
+  const edges = polygon.map((p, i) => {
+    const q = polygon[(i + 1) % polygon.length]!;
+    const len = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+    let nx = (q.y - p.y) / len;
+    let ny = -(q.x - p.x) / len;
+    if (nx * (cx - p.x) + ny * (cy - p.y) > 0) {
+      nx = -nx;
+      ny = -ny;
+    }
+    return { nx, ny, c: nx * p.x + ny * p.y + grow };
+  });
+  const reach = grow + ramp;
+  const x0 = Math.max(0, Math.floor(Math.min(...polygon.map((p) => p.x)) - reach));
+  const x1 = Math.min(image.width - 1, Math.ceil(Math.max(...polygon.map((p) => p.x)) + reach));
+  const y0 = Math.max(0, Math.floor(Math.min(...polygon.map((p) => p.y)) - reach));
+  const y1 = Math.min(image.height - 1, Math.ceil(Math.max(...polygon.map((p) => p.y)) + reach));
+  const { channels, width, pixels } = image;
+  for (let y = y0; y <= y1; y++) {
+    const py = y + 0.5;
+    for (let x = x0; x <= x1; x++) {
+      const px = x + 0.5;
+      let d = Number.NEGATIVE_INFINITY;
+      for (const e of edges) {
+        const de = e.nx * px + e.ny * py - e.c;
+        if (de > d) d = de;
+      }
+      const a = ramp > 0 ? Math.min(1, Math.max(0, 0.5 - d / ramp)) : d <= 0 ? 1 : 0;
+      if (a === 0) continue;
+      const o = (y * width + x) * channels;
+      pixels[o] = Math.round(pixels[o]! + (r - pixels[o]!) * a);
+      pixels[o + 1] = Math.round(pixels[o + 1]! + (g - pixels[o + 1]!) * a);
+      pixels[o + 2] = Math.round(pixels[o + 2]! + (b - pixels[o + 2]!) * a);
+      if (channels === 4) pixels[o + 3] = Math.round(pixels[o + 3]! + (255 - pixels[o + 3]!) * a);
+    }
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * What each model file is and where it came from. The files themselves are never committed; see
+ * README.md for where `locateModel` looks for them.
+ */
+export interface ModelManifest {
+  readonly id: string;
+  readonly name: string;
+  /** Reported with results, so a change of weights is visible in job records. */
+  readonly version: string;
+  readonly file: string;
+  readonly source: string;
+  /** License of the weights. */
+  readonly license: string;
+  readonly licenseNote?: string;
+  readonly sha256: string;
+  readonly bytes?: number;
+  /** Shape, layout and normalisation the graph expects. */
+  readonly input: string;
+}
+
+export const MODELS = {
+  'lpd-yunet': {
+    id: 'lpd-yunet',
+    name: 'LPD-YuNet license plate detector (dynamic input)',
+    version: 'lpd-yunet-2023mar-dynamic',
+    file: 'license_plate_detection_lpd_yunet_2023mar_dynamic.onnx',
+    source:
+      'opencv/opencv_zoo models/license_plate_detection_yunet/license_plate_detection_lpd_yunet_2023mar.onnx ' +
+      'with the two fixed input dims renamed to symbolic height and width; nothing else changed',
+    license: 'Apache-2.0',
+    sha256: 'a2459d60cc3179258479400ac8aa1cc2d1bd927fb98f2de2aa75f44024c9ef1a',
+    bytes: 4_143_572,
+    input:
+      'input [1,3,H,W] float32, BGR, 0..255, no normalisation, any H and W (we use multiples of 64); ' +
+      'outputs loc [n,14], conf [n,2], iou [n,1] over priors at strides 8/16/32/64',
+  },
+  'lpd-yunet-fixed': {
+    id: 'lpd-yunet-fixed',
+    name: 'LPD-YuNet license plate detector (fixed 320x240, upstream file)',
+    version: 'lpd-yunet-2023mar',
+    file: 'license_plate_detection_lpd_yunet_2023mar.onnx',
+    source: 'opencv/opencv_zoo models/license_plate_detection_yunet (Git LFS object)',
+    license: 'Apache-2.0',
+    licenseNote: 'Kept as the provenance of lpd-yunet; recall at 320x240 is 0.68-0.86, so it is not used.',
+    sha256: '6d4978a7b6d25514d5e24811b82bfb511d166bdd8ca3b03aa63c1623d4d039c7',
+    bytes: 4_146_213,
+    input: 'input [1,3,240,320] float32, BGR, 0..255, no normalisation',
+  },
+  'nanodet-plus': {
+    id: 'nanodet-plus',
+    name: 'NanoDet-Plus COCO object detector',
+    version: 'nanodet-plus-2022nov',
+    file: 'object_detection_nanodet_2022nov.onnx',
+    source: 'opencv/opencv_zoo models/object_detection_nanodet',
+    license: 'Apache-2.0',
+    sha256: '4b82da9944b88577175ee23a459dce2e26e6e4be573def65b1055dc2d9720186',
+    bytes: 3_800_954,
+    input:
+      '[1,3,416,416] float32, BGR, mean [103.53,116.28,123.675], std [57.375,57.12,58.395], letterboxed at ' +
+      'the top-left; outputs sigmoid class scores (COCO 80: car=2, bus=5, truck=7) and DFL boxes (reg_max 7) ' +
+      'at strides 8/16/32',
+  },
+  'mobilenetv2-int8': {
+    id: 'mobilenetv2-int8',
+    name: 'MobileNetV2 ImageNet-1k classifier, int8',
+    version: 'mobilenetv2-12-int8',
+    file: 'mobilenetv2-12-int8.onnx',
+    source: 'ONNX model zoo / opencv_zoo image_classification_mobilenetv2_2022apr_int8',
+    license: 'Apache-2.0',
+    sha256: 'cc028fe6cae7bc11a4ff53cfc9b79c920e8be65ce33a904ec3e2a8f66d77f95f',
+    bytes: 3_655_033,
+    input: '[1,3,224,224] float32, RGB / 255, mean [0.485,0.456,0.406], std [0.229,0.224,0.225]',
+  },
+  isnet: {
+    id: 'isnet',
+    name: 'ISNet background segmentation (fp16 weights)',
+    version: 'isnet-imgly-medium-1.4.5',
+    file: 'isnet-imgly-medium.onnx',
+    source:
+      'npm @imgly/background-removal-data@1.4.5: the chunks under dist/ listed for "/models/medium" in ' +
+      'dist/resources.json, joined in order',
+    license: 'MIT',
+    licenseNote:
+      'The weights are ISNet from xuebinqin/DIS under MIT (per the package ThirdPartyLicenses.json); the npm ' +
+      'package that ships them is AGPL-3.0, so take only the joined model file, not the package code.',
+    sha256: 'b6e8497ba978a6f5fbb647e419d2696cd80df5a23cb6a8ea532021911bd76acb',
+    bytes: 88_188_479,
+    input:
+      'input [1,3,1024,1024] float32, RGB, x = (v - 128) / 256, NCHW; output "output" [1,1,1024,1024] alpha in 0..1',
+  },
+} as const satisfies Record<string, ModelManifest>;
+
+export type ModelId = keyof typeof MODELS;

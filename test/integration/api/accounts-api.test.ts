@@ -1,0 +1,148 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+
+const PLATE_PHOTO = readFileSync(path.join(SHARED, 'eval', 'plates/eu/eu1.jpg'));
+
+function photoForm(fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append('file', new Blob([PLATE_PHOTO]), 'car.jpg');
+  return form;
+}
+
+describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({
+      GUEST_TRIAL_CREDITS: '6',
+      GUEST_SESSIONS_PER_ADDRESS_PER_DAY: '3',
+      MAX_JOBS_IN_FLIGHT: '2',
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it('reports the quota of spec 2.9', async () => {
+    const client = api(server, await server.createKey(12));
+    expect(await client.get('/quota')).toEqual({
+      status: 200,
+      body: {
+        result: true,
+        quota: {
+          active: true,
+          authorized: true,
+          remaining: 12,
+          credits_remaining: 12,
+          user_credits_remaining: 12,
+          process_credit_cost: 5,
+          classification_credit_cost: 1,
+          used_total: 0,
+        },
+      },
+    });
+    const master = await api(server, server.masterKey).get('/quota');
+    expect(master.body.quota).toMatchObject({ remaining: null, unlimited: true });
+  });
+
+  it('stores, reads and clears the key’s default webhook (JSON, form and DELETE)', async () => {
+    const key = await server.createKey(0);
+    const client = api(server, key);
+    expect((await client.get('/webhook')).body).toEqual({
+      result: true,
+      code: 200,
+      message: expect.any(String),
+      webhook_url: '',
+      webhook_enabled: false,
+    });
+    const put = await fetch(`${server.baseUrl}/webhook`, {
+      method: 'PUT',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ webhook_url: 'https://hooks.example.com/photo-jobs' }),
+    });
+    expect(await put.json()).toMatchObject({ webhook_url: 'https://hooks.example.com/photo-jobs', webhook_enabled: true });
+    const form = await fetch(`${server.baseUrl}/webhook`, {
+      method: 'PATCH',
+      headers: { 'x-api-key': key },
+      body: new URLSearchParams({ webhook_url: 'https://hooks.example.com/v2' }),
+    });
+    expect(await form.json()).toMatchObject({ webhook_url: 'https://hooks.example.com/v2', webhook_enabled: true });
+
+    const created = await api(server, key).postForm('/process', photoForm());
+    expect(created.status).toBe(402);
+    const empty = await client.postJson('/webhook', { webhook_url: '' });
+    expect(empty.body).toMatchObject({ webhook_url: '', webhook_enabled: false });
+    await client.postJson('/webhook', { webhook_url: 'https://hooks.example.com/again' });
+    const deleted = await fetch(`${server.baseUrl}/webhook`, { method: 'DELETE', headers: { 'x-api-key': key } });
+    expect(await deleted.json()).toMatchObject({ webhook_enabled: false });
+  });
+
+  it('uses the stored webhook for new jobs and reports it in the legacy answer', async () => {
+    const client = api(server, await server.createKey(5));
+    await client.postJson('/webhook', { webhook_url: 'https://hooks.example.com/jobs' });
+    const created = await client.postForm('/process', photoForm());
+    expect(created.body.webhook_enabled).toBe(true);
+  });
+
+  it.each([
+    ['ftp://hooks.example.com/x', 400],
+    ['http://10.0.0.1/hook', 400],
+    ['http://169.254.169.254/latest', 400],
+    ['not a url', 400],
+  ])('refuses webhook_url %s with %i', async (url, status) => {
+    const client = api(server, await server.createKey(0));
+    expect((await client.postJson('/webhook', { webhook_url: url })).status).toBe(status);
+  });
+
+  it('keeps the master key from storing a webhook and guests from /webhook', async () => {
+    expect((await api(server, server.masterKey).postJson('/webhook', { webhook_url: 'https://a.example' })).status).toBe(
+      400,
+    );
+    expect((await api(server).get('/webhook')).status).toBe(401);
+  });
+
+  it('runs a keyless request on a guest trial balance bound to an HttpOnly session cookie', async () => {
+    const first = await fetch(`${server.baseUrl}/quota`);
+    const cookie = first.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^pj_guest=[^;]+; Path=\/api\/v1; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
+    expect(((await first.json()) as { quota: object }).quota).toMatchObject({ authorized: false, remaining: 6 });
+
+    const session = { cookie: cookie.split(';')[0]! };
+    const created = await api(server).postForm('/jobs', photoForm(), session);
+    expect(created.status).toBe(202);
+    expect(created.body.quota.remaining).toBe(1);
+    expect((await api(server).get(`/jobs/${created.body.id}`)).status).toBe(404); // another session cannot see it
+    const done = await fetch(`${server.baseUrl}/jobs/${created.body.id}`, { headers: session });
+    expect(((await done.json()) as { status: string }).status).toMatch(/queued|processing|success/);
+    expect((await api(server).postForm('/jobs', photoForm(), session)).status).toBe(402);
+
+    const forged = await fetch(`${server.baseUrl}/quota`, { headers: { cookie: 'pj_guest=abcdefghijklmnopqrstuvwx.forged' } });
+    expect(forged.headers.get('set-cookie')).toMatch(/^pj_guest=/);
+  });
+
+  it('limits new guest sessions per address and day with 429', async () => {
+    let last = 0;
+    for (let i = 0; i < 4; i++) last = (await fetch(`${server.baseUrl}/quota`)).status;
+    expect(last).toBe(429);
+  });
+
+  it('refuses keys in the query string and the api_key form field unless enabled', async () => {
+    const key = await server.createKey(5);
+    const query = await fetch(`${server.baseUrl}/quota?api_key=${key}`);
+    expect(query.status).toBe(401);
+    expect(await query.json()).toMatchObject({ message: expect.stringMatching(/query string/) });
+    const form = await api(server).postForm('/jobs', photoForm({ api_key: key }));
+    expect(form.status).toBe(401);
+  });
+
+  it('answers 429 when an account already has its maximum of jobs in flight', async () => {
+    const client = api(server, await server.createKey(50));
+    const statuses: number[] = [];
+    for (let i = 0; i < 4; i++) statuses.push((await client.postForm('/jobs', photoForm())).status);
+    expect(statuses.slice(0, 2)).toEqual([202, 202]);
+    expect(statuses).toContain(429);
+  });
+});

@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import { ConflictError, NotFoundError } from '#core/errors.ts';
+import { cancelOwnJob, retryOwnJob } from '#core/use-cases/control-job.ts';
+import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import type { Caller } from '#core/keys/caller.ts';
+import { aJob } from './fixtures.ts';
+import { memoryStore } from './memory-ports.ts';
+
+const owner: Caller = { kind: 'key', keyId: 'key_1', account: 'key_1', defaults: {} };
+const stranger: Caller = { kind: 'key', keyId: 'key_2', account: 'key_2', defaults: {} };
+const output = { output_kind: 'image' as const, inference_cached: false, model_version: {} };
+
+/** A store holding one job whose 5 credits are reserved from an account that had 20. */
+async function withReservedJob() {
+  const store = memoryStore({ key_1: 20 });
+  const job = aJob();
+  await store.jobs.insert(job, { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+  return { store, job };
+}
+
+describe('cancel', () => {
+  it('cancels a queued job with 200 and releases its credits', async () => {
+    const { store, job } = await withReservedJob();
+    const result = await cancelOwnJob(store, owner, job.id);
+    expect(result.status).toBe(200);
+    expect(result.job.status).toBe('cancelled');
+    expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
+  });
+
+  it('answers 200 again for a cancelled job without moving credits twice', async () => {
+    const { store, job } = await withReservedJob();
+    await cancelOwnJob(store, owner, job.id);
+    expect((await cancelOwnJob(store, owner, job.id)).status).toBe(200);
+    expect(store.balances.get('key_1')!.available).toBe(20);
+  });
+
+  it('flags a processing job with 202; settlement then cancels it instead of charging', async () => {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    const flagged = await cancelOwnJob(store, owner, job.id);
+    expect(flagged.status).toBe(202);
+    expect(flagged.job).toMatchObject({ status: 'processing', cancelRequested: true });
+    const settled = await settleJob(store, { jobId: job.id, outcome: 'success', result: { output, files: [] } });
+    expect(settled.status).toBe('cancelled');
+    expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
+  });
+
+  it('refuses a finished job with 409', async () => {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    await settleJob(store, { jobId: job.id, outcome: 'success', result: { output, files: [] } });
+    await expect(cancelOwnJob(store, owner, job.id)).rejects.toThrow(ConflictError);
+  });
+
+  it("hides another owner's job behind 404", async () => {
+    const { store, job } = await withReservedJob();
+    await expect(cancelOwnJob(store, stranger, job.id)).rejects.toThrow(NotFoundError);
+  });
+});
+
+describe('retry', () => {
+  async function failedJob() {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
+    return { store, job };
+  }
+
+  it('queues a failed job again with 202, a new reservation and a new execution', async () => {
+    const { store, job } = await failedJob();
+    const result = await retryOwnJob(store, owner, job.id);
+    expect(result.status).toBe(202);
+    expect(result.job).toMatchObject({ status: 'queued', error: null, retries: 1 });
+    expect(store.balances.get('key_1')).toEqual({ available: 15, reserved: 5, usedTotal: 0 });
+    expect(store.started).toEqual([{ jobId: job.id, attempt: 2 }]);
+  });
+
+  it('answers 200 for a repeated retry while the retried job runs, reserving nothing more', async () => {
+    const { store, job } = await failedJob();
+    await retryOwnJob(store, owner, job.id);
+    const again = await retryOwnJob(store, owner, job.id);
+    expect(again.status).toBe(200);
+    expect(store.balances.get('key_1')!.reserved).toBe(5);
+    expect(store.started).toHaveLength(1);
+  });
+
+  it('refuses a job that did not fail with 409', async () => {
+    const { store, job } = await withReservedJob();
+    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(ConflictError);
+  });
+
+  it('refuses with 402 when the balance cannot cover the new reservation', async () => {
+    const store = memoryStore({ key_1: 5 });
+    const job = aJob();
+    await store.jobs.insert(job, { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+    await prepareJob(store, job.id);
+    await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
+    await store.jobs.insert(aJob({ id: 'job_other' }), { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(/needs 5 credits/);
+  });
+});
+
+describe('settlement', () => {
+  it('charges a success once even when the step runs twice', async () => {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    const result = { output, files: [] };
+    await settleJob(store, { jobId: job.id, outcome: 'success', result });
+    await settleJob(store, { jobId: job.id, outcome: 'success', result });
+    await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'States.Timeout' } });
+    expect(store.balances.get('key_1')).toEqual({ available: 15, reserved: 0, usedTotal: 5 });
+    expect((await store.jobs.get(job.id))!.status).toBe('success');
+  });
+
+  it('turns a workflow failure into the job error with the spec code, and releases', async () => {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    const failed = await settleJob(store, {
+      jobId: job.id,
+      outcome: 'failure',
+      failure: {
+        Error: 'PlateNotFoundError',
+        Cause: JSON.stringify({ errorType: 'PlateNotFoundError', errorMessage: 'No license plate was detected' }),
+      },
+    });
+    expect(failed.error).toEqual({ code: 803, message: 'No license plate was detected' });
+    expect(store.balances.get('key_1')!.available).toBe(20);
+  });
+
+  it('never shows internal error details to the client', async () => {
+    const { store, job } = await withReservedJob();
+    await prepareJob(store, job.id);
+    const failed = await settleJob(store, {
+      jobId: job.id,
+      outcome: 'failure',
+      failure: { Error: 'TypeError', Cause: JSON.stringify({ errorMessage: 'x is undefined at /var/task/secret.js' }) },
+    });
+    expect(failed.error).toEqual({ code: 500, message: 'Processing failed because of an internal error' });
+  });
+
+  it('stops a job cancelled while queued at the first step', async () => {
+    const { store, job } = await withReservedJob();
+    await cancelOwnJob(store, owner, job.id);
+    await expect(prepareJob(store, job.id)).rejects.toMatchObject({ name: 'JobCancelledError' });
+  });
+});

@@ -1,0 +1,64 @@
+import { type CreditAccount, reserve, settle } from '#core/credits/credits.ts';
+import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
+import type { Job } from '#core/jobs/job.ts';
+import type { Clock, CreditMovement, JobRepository, WorkflowStarter } from '#core/ports.ts';
+
+/** In-memory ports with the same all-or-nothing semantics as the DynamoDB adapters. */
+export function memoryStore(accounts: Record<string, number> = {}) {
+  const jobs = new Map<string, Job>();
+  const claims = new Map<string, IdempotencyRecord>();
+  const balances = new Map<string, CreditAccount>(
+    Object.entries(accounts).map(([id, available]) => [id, { available, reserved: 0, usedTotal: 0 }]),
+  );
+
+  const applied = (movement: CreditMovement | null) => {
+    if (!movement) return null;
+    const account = balances.get(movement.account);
+    if (!account) throw new Error(`no account ${movement.account}`);
+    return movement.kind === 'reserve' ? reserve(account, movement.amount) : settle(account, movement.amount, movement.kind);
+  };
+
+  const repository: JobRepository = {
+    async get(jobId) {
+      return jobs.get(jobId) ?? null;
+    },
+    async findIdempotent(scope, key) {
+      return claims.get(`${scope}#${key}`) ?? null;
+    },
+    async insert(job, reservation, claim) {
+      if (claim && claims.has(`${claim.scope}#${claim.key}`)) {
+        return { inserted: false, existing: claims.get(`${claim.scope}#${claim.key}`)! };
+      }
+      const account = applied(reservation);
+      jobs.set(job.id, job);
+      if (account) balances.set(reservation!.account, account);
+      if (claim) claims.set(`${claim.scope}#${claim.key}`, { jobId: job.id, fingerprint: claim.fingerprint });
+      return { inserted: true };
+    },
+    async update(before, after, movement) {
+      if (jobs.get(before.id)?.version !== before.version) return false;
+      const account = applied(movement);
+      jobs.set(after.id, after);
+      if (account) balances.set(movement!.account, account);
+      return true;
+    },
+    async listByOwner(ownerId, page) {
+      const own = [...jobs.values()]
+        .filter((job) => job.ownerId === ownerId && (!page.before || job.seq < page.before))
+        .filter((job) => !page.status || job.status === page.status)
+        .sort((a, b) => b.seq - a.seq);
+      const slice = own.slice(0, page.limit);
+      return { jobs: slice, nextCursor: own.length > page.limit ? slice.at(-1)!.seq : null };
+    },
+  };
+
+  const started: Array<{ jobId: string; attempt: number }> = [];
+  const workflow: WorkflowStarter = {
+    async start(jobId, attempt) {
+      started.push({ jobId, attempt });
+    },
+  };
+  const clock: Clock = { now: () => new Date('2026-11-22T08:00:00.000Z') };
+
+  return { jobs: repository, workflow, clock, balances, started, stored: jobs };
+}
