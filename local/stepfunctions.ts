@@ -151,7 +151,9 @@ export async function startLocalStepFunctions(opts: {
     Object.assign(exec, { status, stopDate: new Date() }, details);
     // What the execution history in the console would show: a workflow that breaks must not break silently.
     if (status === 'FAILED' || status === 'TIMED_OUT') {
-      console.error(`[stepfunctions] ${exec.executionArn} ${status}: ${details.error ?? ''} ${details.cause ?? ''}`);
+      console.error(
+        `[stepfunctions] ${exec.executionArn} ${status}: ${details.error ?? ''} ${details.cause ?? ''}`,
+      );
     }
   }
 

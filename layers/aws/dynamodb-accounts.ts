@@ -1,8 +1,8 @@
 import {
   ConditionalCheckFailedException,
   type DynamoDBClient,
-  PutItemCommand,
   GetItemCommand,
+  PutItemCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';

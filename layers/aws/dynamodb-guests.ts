@@ -16,7 +16,11 @@ export function dynamodbGuests(client: DynamoDBClient, table: string): GuestRepo
 
   async function loadOrCreateSecret(): Promise<string> {
     const read = async () =>
-      str((await client.send(new GetItemCommand({ TableName: table, Key: SECRET_KEY, ConsistentRead: true }))).Item, 'value');
+      str(
+        (await client.send(new GetItemCommand({ TableName: table, Key: SECRET_KEY, ConsistentRead: true })))
+          .Item,
+        'value',
+      );
     const existing = await read();
     if (existing) return existing;
     try {

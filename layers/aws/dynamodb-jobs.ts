@@ -38,7 +38,11 @@ function jobItem(job: Job): Item {
  * One credit movement as a guarded in-place update: the guards are what keep balances from going
  * negative. `in_flight` counts the account's open reservations, which caps concurrent jobs (429).
  */
-export function movementWrite(table: string, movement: CreditMovement, maxInFlight: number): TransactWriteItem {
+export function movementWrite(
+  table: string,
+  movement: CreditMovement,
+  maxInFlight: number,
+): TransactWriteItem {
   // DynamoDB refuses placeholders an expression does not use, so each update names exactly its own.
   const values = { ':a': { N: String(movement.amount) }, ':one': { N: '1' } };
   const update = {
@@ -139,11 +143,7 @@ export function dynamodbJobs(
         const existing = await this.findIdempotent(claim.scope, claim.key);
         if (existing) return { inserted: false, existing };
       }
-      if (reservation && failed[1]) {
-        throw new InsufficientCreditsError(
-          `This operation needs ${reservation.amount} credits; the balance is too low`,
-        );
-      }
+      if (reservation && failed[1]) reservationRefused(reservation, failed[1]);
       throw new Error(`Storing job ${job.id} was refused: ${JSON.stringify(failed)}`);
     },
 
@@ -177,7 +177,9 @@ export function dynamodbJobs(
           ...(page.before ? { ':before': { S: seqSortKey(page.before) } } : {}),
           ...(page.status ? { ':status': { S: page.status } } : {}),
         },
-        ...(page.status ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } } : {}),
+        ...(page.status
+          ? { FilterExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' } }
+          : {}),
         ScanIndexForward: false,
       };
       // One more than asked tells whether another page exists; a filter may need several reads to fill a page.
@@ -197,7 +199,9 @@ export function dynamodbJobs(
 function reservationRefused(reservation: CreditMovement, account: Item): never {
   const available = num(account, 'available');
   if (available < reservation.amount) {
-    throw new InsufficientCreditsError(`This operation needs ${reservation.amount} credits; ${available} are available`);
+    throw new InsufficientCreditsError(
+      `This operation needs ${reservation.amount} credits; ${available} are available`,
+    );
   }
   throw new TooManyRequestsError(
     `This account already has ${num(account, 'in_flight')} jobs queued or processing; wait for some to finish`,

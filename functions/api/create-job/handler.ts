@@ -22,13 +22,18 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .handler(async (event, context) => {
     const { route, modes } = ROUTES[event.routeKey] ?? ROUTES['POST /api/v1/jobs']!;
     const { fields, files } = context.body;
-    const request = parseJobRequest(route === 'analyze' ? { ...fields, mode: 'analyze' } : fields, files, modes);
+    const request = parseJobRequest(
+      route === 'analyze' ? { ...fields, mode: 'analyze' } : fields,
+      files,
+      modes,
+    );
     const idempotencyKey = validateIdempotencyKey(header(event, 'idempotency-key'));
     const { status, job } = await createJob(deps(), context.caller, request, { route, idempotencyKey });
     const account = job.account ? await deps().accounts.get(job.account) : null;
     const location = { location: `/api/v1/jobs/${job.id}` };
     // A replay (200) returns the job as polling would; a fresh legacy job gets its route's creation answer.
-    if (status === 202 && route === 'process') return json(202, processCreatedResponse(job, account), location);
+    if (status === 202 && route === 'process')
+      return json(202, processCreatedResponse(job, account), location);
     if (status === 202 && route === 'analyze') return json(202, analyzeCreatedResponse(job), location);
     return jobResponse(deps(), status, job, location);
   });

@@ -10,7 +10,8 @@ import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
  * `authorized: false` (it holds no key) but `active` while its trial lasts.
  */
 export async function getQuota(deps: { accounts: AccountRepository }, caller: Caller) {
-  const account: CreditAccount | null = caller.kind === 'master' ? null : await deps.accounts.get(caller.account);
+  const account: CreditAccount | null =
+    caller.kind === 'master' ? null : await deps.accounts.get(caller.account);
   const amount = (value: number) => (caller.kind === 'master' ? null : value);
   return {
     result: true,
@@ -57,7 +58,9 @@ export async function setWebhook(
   raw: unknown,
 ) {
   if (caller.kind === 'master') {
-    throw new BadRequestError('The master key does not store a default webhook; send webhook_url with each job');
+    throw new BadRequestError(
+      'The master key does not store a default webhook; send webhook_url with each job',
+    );
   }
   if (caller.kind !== 'key') throw new UnauthorizedError('A webhook is a setting of an API key; send one');
   const parsed = WebhookUrl.safeParse(raw ?? '');

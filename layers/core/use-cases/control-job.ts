@@ -75,11 +75,17 @@ export async function startOrFail(deps: ControlDeps, job: Job, attempt: number):
     await updateJob(deps, job.id, (latest) =>
       latest.status === 'queued'
         ? {
-            after: failJob(latest, { code: 500, message: 'The job could not be started' }, deps.clock.now().toISOString()),
+            after: failJob(
+              latest,
+              { code: 500, message: 'The job could not be started' },
+              deps.clock.now().toISOString(),
+            ),
             movement: settlementOf(latest, 'release'),
           }
         : null,
     );
-    throw new TransientError('The processing workflow could not be started; no credits were charged', { cause });
+    throw new TransientError('The processing workflow could not be started; no credits were charged', {
+      cause,
+    });
   }
 }

@@ -8,7 +8,6 @@ import { newJobId, newSequence } from '../jobs/ids.ts';
 import type { JobRequest, UploadedFile } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
-import { failJob } from '../jobs/transitions.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
 import type { AssetRepository, Clock, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
 import { startOrFail } from './control-job.ts';

@@ -11,7 +11,11 @@ export const ListJobsQuery = z.object({
 });
 
 /** The caller's own jobs, newest first, a page at a time (spec: GET /jobs). */
-export async function listJobs(deps: { jobs: JobRepository }, caller: Caller, query: Record<string, unknown>) {
+export async function listJobs(
+  deps: { jobs: JobRepository },
+  caller: Caller,
+  query: Record<string, unknown>,
+) {
   const parsed = ListJobsQuery.safeParse(query);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;

@@ -1,6 +1,7 @@
 import { resultPath } from '../jobs/envelope.ts';
 import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
+import type { ResultFile } from './files.ts';
 import type { WorkOrder } from './run-workflow.ts';
 
 /** Which field of the job output a produced file is published under. */
@@ -22,17 +23,10 @@ export interface OperationRunner {
   ): Promise<OperationResult>;
 }
 
-/** A file the inference step stored, as settlement registers it for the owner's file listing. */
-export interface StoredResultFile {
-  name: string;
-  key: string;
-  contentType: string;
-  bytes: number;
-}
-
 export interface InferenceResult {
   output: JobOutput;
-  files: StoredResultFile[];
+  /** What settlement lists among the owner's files once the job has succeeded. */
+  files: ResultFile[];
 }
 
 /**
@@ -61,7 +55,7 @@ export async function runInference(
     inference_cached: result.inferenceCached,
     model_version: result.modelVersion,
   };
-  const files: StoredResultFile[] = [];
+  const files: ResultFile[] = [];
   for (const file of result.files) {
     const key = `${order.resultPrefix}${file.name}`;
     await deps.objects.put(key, file.bytes, file.contentType);

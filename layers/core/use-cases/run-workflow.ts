@@ -1,9 +1,10 @@
 import { JobCancelledError, jobErrorFromFailure } from '../errors.ts';
 import type { Job, JobParams, Operation } from '../jobs/job.ts';
-import type { InferenceResult } from './run-inference.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
-import type { Clock, JobRepository } from '../ports.ts';
+import type { Clock, FileRepository, JobRepository } from '../ports.ts';
+import { registerResultFiles } from './files.ts';
+import type { InferenceResult } from './run-inference.ts';
 import { settlementOf, updateJob } from './update-job.ts';
 
 /** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
@@ -18,6 +19,10 @@ export interface WorkOrder {
 export interface WorkflowDeps {
   jobs: JobRepository;
   clock: Clock;
+}
+
+export interface SettleDeps extends WorkflowDeps {
+  files: FileRepository;
 }
 
 /**
@@ -50,9 +55,10 @@ export type Settlement =
  * Last workflow step: decide the job's final status and move its credits in the same write.
  * Runs exactly once in effect: a repeated call finds the job terminal and changes nothing.
  * A cancellation requested while the job ran wins over its result, and releases the credits.
+ * A success also lists the result files among the owner's files.
  */
-export async function settleJob(deps: WorkflowDeps, settlement: Settlement): Promise<Job> {
-  return updateJob(deps, settlement.jobId, (job) => {
+export async function settleJob(deps: SettleDeps, settlement: Settlement): Promise<Job> {
+  const job = await updateJob(deps, settlement.jobId, (job) => {
     if (isTerminal(job.status)) return null;
     const now = deps.clock.now().toISOString();
     if (job.cancelRequested) {
@@ -66,4 +72,8 @@ export async function settleJob(deps: WorkflowDeps, settlement: Settlement): Pro
       movement: settlementOf(job, 'release'),
     };
   });
+  // After the job write, and again on a repeated settlement (registration skips what it already has),
+  // so a crash between the two steps cannot lose the owner's file records.
+  if (settlement.outcome === 'success') await registerResultFiles(deps, job, settlement.result.files);
+  return job;
 }

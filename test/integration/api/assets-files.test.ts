@@ -11,7 +11,14 @@ import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { registerResultFiles } from '#core/use-cases/files.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { aJob } from '../../unit/core/fixtures.ts';
-import { type ApiResponse, api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import {
+  type ApiResponse,
+  api,
+  hasShared,
+  type RunningServer,
+  SHARED,
+  startServer,
+} from '../support/local-server.ts';
 
 const PLATE_PHOTO = 'plates/eu/eu1.jpg';
 const DAY = 24 * 3600 * 1000;
@@ -50,7 +57,7 @@ describe('assets and files on the local server', () => {
       method: 'DELETE',
       headers: key ? { 'x-api-key': key } : {},
     });
-    return { status: response.status, body: (await response.json()) as Record<string, any> };
+    return { status: response.status, body: (await response.json()) as ApiResponse['body'] };
   };
   const upload = async (key: string, name = 'car.jpg') => {
     const created = await api(server, key).postForm('/assets', imageForm(smallJpeg, name));
@@ -94,7 +101,10 @@ describe('assets and files on the local server', () => {
 
   it('requires an API key (401) and an image (415)', async () => {
     const anonymous = await api(server).postForm('/assets', imageForm(smallJpeg, 'car.jpg'));
-    expect(anonymous).toEqual({ status: 401, body: { code: 401, message: expect.any(String), result: false } });
+    expect(anonymous).toEqual({
+      status: 401,
+      body: { code: 401, message: expect.any(String), result: false },
+    });
     expect((await api(server, 'pjk_not_a_real_key').get('/files')).status).toBe(401);
     const gif = await api(server, await server.createKey(0)).postForm(
       '/assets',
@@ -103,24 +113,29 @@ describe('assets and files on the local server', () => {
     expect(gif.status).toBe(415);
   });
 
-  it.skipIf(!hasShared)('runs a job from an asset, its owner’s or (master) anyone’s, never another key’s', async () => {
-    const key = await server.createKey(5);
-    const photo = readFileSync(path.join(SHARED, 'eval', PLATE_PHOTO));
-    const asset = (await api(server, key).postForm('/assets', imageForm(photo, 'eu1.jpg'))).body;
+  it.skipIf(!hasShared)(
+    'runs a job from an asset, its owner’s or (master) anyone’s, never another key’s',
+    async () => {
+      const key = await server.createKey(5);
+      const photo = readFileSync(path.join(SHARED, 'eval', PLATE_PHOTO));
+      const asset = (await api(server, key).postForm('/assets', imageForm(photo, 'eu1.jpg'))).body;
 
-    const created = await api(server, key).postJson('/jobs', { mode: 'plate', asset_id: asset.asset_id });
-    expect(created.status).toBe(202);
-    expect((await api(server, key).waitForJob(created.body.id)).body.status).toBe('success');
+      const created = await api(server, key).postJson('/jobs', { mode: 'plate', asset_id: asset.asset_id });
+      expect(created.status).toBe(202);
+      expect((await api(server, key).waitForJob(created.body.id)).body.status).toBe('success');
 
-    const stranger = await api(server, await server.createKey(5)).postJson('/jobs', { asset_id: asset.asset_id });
-    expect(stranger).toEqual({
-      status: 404,
-      body: { code: 404, message: `Asset ${asset.asset_id} does not exist`, result: false },
-    });
-    const byMaster = await api(server, server.masterKey).postJson('/jobs', { asset_id: asset.asset_id });
-    expect(byMaster.status).toBe(202);
-    await api(server, server.masterKey).waitForJob(byMaster.body.id);
-  });
+      const stranger = await api(server, await server.createKey(5)).postJson('/jobs', {
+        asset_id: asset.asset_id,
+      });
+      expect(stranger).toEqual({
+        status: 404,
+        body: { code: 404, message: `Asset ${asset.asset_id} does not exist`, result: false },
+      });
+      const byMaster = await api(server, server.masterKey).postJson('/jobs', { asset_id: asset.asset_id });
+      expect(byMaster.status).toBe(202);
+      await api(server, server.masterKey).waitForJob(byMaster.body.id);
+    },
+  );
 
   it('answers 410 for an expired asset that is still on record', async () => {
     const key = await server.createKey(5);
@@ -164,7 +179,11 @@ describe('assets and files on the local server', () => {
   it('lists only the caller’s files, newest first, page by page; the master key sees all', async () => {
     const alice = await server.createKey(0);
     const bob = await server.createKey(0);
-    const mine = [await upload(alice, 'a1.jpg'), await upload(alice, 'a2.jpg'), await upload(alice, 'a3.jpg')];
+    const mine = [
+      await upload(alice, 'a1.jpg'),
+      await upload(alice, 'a2.jpg'),
+      await upload(alice, 'a3.jpg'),
+    ];
     const theirs = await upload(bob, 'b1.jpg');
 
     const first = await api(server, alice).get('/files?limit=2');
@@ -236,7 +255,10 @@ describe('assets and files on the local server', () => {
     const results = [
       { name: 'result.jpg', key: `results/${job.id}/result.jpg`, contentType: 'image/jpeg', bytes: 1234 },
     ];
-    const deps = { files: dynamodbFiles(dynamodb, LOCAL_TABLE, () => new Date()), clock: { now: () => new Date() } };
+    const deps = {
+      files: dynamodbFiles(dynamodb, LOCAL_TABLE, () => new Date()),
+      clock: { now: () => new Date() },
+    };
     expect(await registerResultFiles(deps, job, results)).toHaveLength(1);
     expect(await registerResultFiles(deps, job, results)).toEqual([]);
 

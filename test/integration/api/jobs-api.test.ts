@@ -36,7 +36,11 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const first = await client.get('/jobs?limit=2');
     expect(first.status).toBe(200);
     expect(first.body.jobs.map((job: { id: string }) => job.id)).toEqual([ids[2], ids[1]]);
-    expect(first.body.jobs[0]).toMatchObject({ id: ids[2], operation: 'plate', links: { self: `/api/v1/jobs/${ids[2]}` } });
+    expect(first.body.jobs[0]).toMatchObject({
+      id: ids[2],
+      operation: 'plate',
+      links: { self: `/api/v1/jobs/${ids[2]}` },
+    });
     expect(first.body.next_cursor).toEqual(expect.any(Number));
     const second = await client.get(`/jobs?limit=2&before=${first.body.next_cursor}`);
     expect(second.body).toEqual({ jobs: [expect.objectContaining({ id: ids[0] })], next_cursor: null });
@@ -46,11 +50,14 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     expect((await client.get('/jobs')).body.jobs).toHaveLength(3);
   });
 
-  it.each(['limit=0', 'limit=101', 'limit=abc', 'before=-1', 'status=done'])('answers 400 for %s', async (query) => {
-    const response = await api(server, await server.createKey(0)).get(`/jobs?${query}`);
-    expect(response.status).toBe(400);
-    expect(response.body).toMatchObject({ code: 400, result: false });
-  });
+  it.each(['limit=0', 'limit=101', 'limit=abc', 'before=-1', 'status=done'])(
+    'answers 400 for %s',
+    async (query) => {
+      const response = await api(server, await server.createKey(0)).get(`/jobs?${query}`);
+      expect(response.status).toBe(400);
+      expect(response.body).toMatchObject({ code: 400, result: false });
+    },
+  );
 
   it('retries a failed job with a new reservation, and refuses to retry or cancel a finished one', async () => {
     const client = api(server, await server.createKey(10));
@@ -60,7 +67,12 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
 
     const retried = await client.postJson(`/jobs/${created.body.id}/retry`, {});
     expect(retried.status).toBe(202);
-    expect(retried.body).toMatchObject({ id: created.body.id, status: 'queued', error: null, quota: { remaining: 5 } });
+    expect(retried.body).toMatchObject({
+      id: created.body.id,
+      status: 'queued',
+      error: null,
+      quota: { remaining: 5 },
+    });
     const again = await client.waitForJob(created.body.id);
     expect(again.body).toMatchObject({ status: 'failed', code: 803, attempts: 2, quota: { remaining: 10 } });
 
@@ -88,7 +100,10 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
 
   it('answers the legacy /process creation response of spec 2.3', async () => {
     const client = api(server, await server.createKey(10));
-    const created = await client.postForm('/process', photoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }));
+    const created = await client.postForm(
+      '/process',
+      photoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }),
+    );
     expect(created.status).toBe(202);
     expect(created.body).toEqual({
       result: true,

@@ -15,13 +15,14 @@ import {
   storageName,
   usableAsset,
 } from '#core/files/assets.ts';
-import { type FileRecord, pageOf, parseFileId, parsePageQuery } from '#core/files/files.ts';
+import { pageOf, parseFileId, parsePageQuery } from '#core/files/files.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AssetRepository, FileRepository, ObjectStore } from '#core/ports.ts';
 import { createAsset } from '#core/use-cases/assets.ts';
 import { deleteFile, listFiles, registerResultFiles } from '#core/use-cases/files.ts';
 import { aJob } from './fixtures.ts';
+import { memoryFiles } from './memory-ports.ts';
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4]);
 const DAY = 24 * 3600 * 1000;
@@ -36,9 +37,6 @@ function world() {
   const clock = { current: T0, now: () => clock.current };
   const objects = new Map<string, Buffer>();
   const assets = new Map<string, Asset>();
-  const files = new Map<number, FileRecord>();
-  const claims = new Set<string>();
-  let lastId = 0;
   const objectStore: ObjectStore = {
     async put(key, body) {
       objects.set(key, body);
@@ -55,40 +53,21 @@ function world() {
       return `https://storage.test/${key}`;
     },
   };
-  const unexpired = (file: FileRecord) => Date.parse(file.expiresAt) > clock.now().getTime();
   const assetRepo: AssetRepository = {
     async insert(asset, file) {
       assets.set(asset.id, asset);
-      files.set(file.fileId, file);
+      memory.records.set(file.fileId, file);
     },
     async get(assetId) {
       return assets.get(assetId) ?? null;
     },
   };
+  const memory = memoryFiles(clock);
+  const files = memory.records;
   const fileRepo: FileRepository = {
-    async nextId() {
-      return ++lastId;
-    },
-    async insertResult(file) {
-      const claim = `${file.jobId}/${file.name}`;
-      if (claims.has(claim)) return false;
-      claims.add(claim);
-      files.set(file.fileId, file);
-      return true;
-    },
-    async get(fileId) {
-      const file = files.get(fileId);
-      return file && unexpired(file) ? file : null;
-    },
-    async list(ownerId, before, limit) {
-      return [...files.values()]
-        .filter((f) => (ownerId === null || f.ownerId === ownerId) && (before === null || f.fileId < before))
-        .filter(unexpired)
-        .sort((a, b) => b.fileId - a.fileId)
-        .slice(0, limit);
-    },
+    ...memory.repository,
     async delete(file) {
-      if (!files.delete(file.fileId)) return false;
+      if (!(await memory.repository.delete(file))) return false;
       if (file.assetId) assets.delete(file.assetId);
       return true;
     },
@@ -351,7 +330,9 @@ describe('deleteFile', () => {
   it('is 404 for another owner’s file and allowed to the master key', async () => {
     const w = world();
     const asset = await createAsset(w.deps, alice, upload());
-    await expect(deleteFile(w.deps, bob, asset.fileId)).rejects.toThrow(`File ${asset.fileId} does not exist`);
+    await expect(deleteFile(w.deps, bob, asset.fileId)).rejects.toThrow(
+      `File ${asset.fileId} does not exist`,
+    );
     expect(w.objects.has(asset.key)).toBe(true);
     await deleteFile(w.deps, master, asset.fileId);
     expect(w.files.size).toBe(0);
@@ -363,7 +344,12 @@ describe('registerResultFiles', () => {
   const success = aJob({ ownerId: 'key_alice', status: 'success', finishedAt });
   const results = [
     { name: 'result.jpg', key: `results/${success.id}/result.jpg`, contentType: 'image/jpeg', bytes: 1234 },
-    { name: 'plate_mask.png', key: `results/${success.id}/plate_mask.png`, contentType: 'image/png', bytes: 99 },
+    {
+      name: 'plate_mask.png',
+      key: `results/${success.id}/plate_mask.png`,
+      contentType: 'image/png',
+      bytes: 99,
+    },
   ];
 
   it('lists each result of a successful job as its owner’s file for 30 days', async () => {

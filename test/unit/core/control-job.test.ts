@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '#core/errors.ts';
+import type { Caller } from '#core/keys/caller.ts';
 import { cancelOwnJob, retryOwnJob } from '#core/use-cases/control-job.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
-import type { Caller } from '#core/keys/caller.ts';
 import { aJob } from './fixtures.ts';
 import { memoryStore } from './memory-ports.ts';
 
@@ -40,7 +40,11 @@ describe('cancel', () => {
     const flagged = await cancelOwnJob(store, owner, job.id);
     expect(flagged.status).toBe(202);
     expect(flagged.job).toMatchObject({ status: 'processing', cancelRequested: true });
-    const settled = await settleJob(store, { jobId: job.id, outcome: 'success', result: { output, files: [] } });
+    const settled = await settleJob(store, {
+      jobId: job.id,
+      outcome: 'success',
+      result: { output, files: [] },
+    });
     expect(settled.status).toBe('cancelled');
     expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
   });
@@ -95,7 +99,11 @@ describe('retry', () => {
     await store.jobs.insert(job, { account: 'key_1', amount: 5, kind: 'reserve' }, null);
     await prepareJob(store, job.id);
     await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
-    await store.jobs.insert(aJob({ id: 'job_other' }), { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+    await store.jobs.insert(
+      aJob({ id: 'job_other' }),
+      { account: 'key_1', amount: 5, kind: 'reserve' },
+      null,
+    );
     await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(/needs 5 credits/);
   });
 });
@@ -120,7 +128,10 @@ describe('settlement', () => {
       outcome: 'failure',
       failure: {
         Error: 'PlateNotFoundError',
-        Cause: JSON.stringify({ errorType: 'PlateNotFoundError', errorMessage: 'No license plate was detected' }),
+        Cause: JSON.stringify({
+          errorType: 'PlateNotFoundError',
+          errorMessage: 'No license plate was detected',
+        }),
       },
     });
     expect(failed.error).toEqual({ code: 803, message: 'No license plate was detected' });
@@ -133,7 +144,10 @@ describe('settlement', () => {
     const failed = await settleJob(store, {
       jobId: job.id,
       outcome: 'failure',
-      failure: { Error: 'TypeError', Cause: JSON.stringify({ errorMessage: 'x is undefined at /var/task/secret.js' }) },
+      failure: {
+        Error: 'TypeError',
+        Cause: JSON.stringify({ errorMessage: 'x is undefined at /var/task/secret.js' }),
+      },
     });
     expect(failed.error).toEqual({ code: 500, message: 'Processing failed because of an internal error' });
   });

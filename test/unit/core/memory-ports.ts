@@ -1,7 +1,8 @@
 import { type CreditAccount, reserve, settle } from '#core/credits/credits.ts';
+import type { FileRecord } from '#core/files/files.ts';
 import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
-import type { Clock, CreditMovement, JobRepository, WorkflowStarter } from '#core/ports.ts';
+import type { Clock, CreditMovement, FileRepository, JobRepository, WorkflowStarter } from '#core/ports.ts';
 
 /** In-memory ports with the same all-or-nothing semantics as the DynamoDB adapters. */
 export function memoryStore(accounts: Record<string, number> = {}) {
@@ -15,7 +16,9 @@ export function memoryStore(accounts: Record<string, number> = {}) {
     if (!movement) return null;
     const account = balances.get(movement.account);
     if (!account) throw new Error(`no account ${movement.account}`);
-    return movement.kind === 'reserve' ? reserve(account, movement.amount) : settle(account, movement.amount, movement.kind);
+    return movement.kind === 'reserve'
+      ? reserve(account, movement.amount)
+      : settle(account, movement.amount, movement.kind);
   };
 
   const repository: JobRepository = {
@@ -60,5 +63,48 @@ export function memoryStore(accounts: Record<string, number> = {}) {
   };
   const clock: Clock = { now: () => new Date('2026-11-22T08:00:00.000Z') };
 
-  return { jobs: repository, workflow, clock, balances, started, stored: jobs };
+  return {
+    jobs: repository,
+    workflow,
+    clock,
+    files: memoryFiles(clock).repository,
+    balances,
+    started,
+    stored: jobs,
+  };
+}
+
+/** File records with the DynamoDB adapter's rules: one registration per job and name, expired ones hidden. */
+export function memoryFiles(clock: Clock) {
+  const files = new Map<number, FileRecord>();
+  const claims = new Set<string>();
+  let lastId = 0;
+  const unexpired = (file: FileRecord) => Date.parse(file.expiresAt) > clock.now().getTime();
+  const repository: FileRepository = {
+    async nextId() {
+      return ++lastId;
+    },
+    async insertResult(file) {
+      const claim = `${file.jobId}/${file.name}`;
+      if (claims.has(claim)) return false;
+      claims.add(claim);
+      files.set(file.fileId, file);
+      return true;
+    },
+    async get(fileId) {
+      const file = files.get(fileId);
+      return file && unexpired(file) ? file : null;
+    },
+    async list(ownerId, before, limit) {
+      return [...files.values()]
+        .filter((f) => (ownerId === null || f.ownerId === ownerId) && (before === null || f.fileId < before))
+        .filter(unexpired)
+        .sort((a, b) => b.fileId - a.fileId)
+        .slice(0, limit);
+    },
+    async delete(file) {
+      return files.delete(file.fileId);
+    },
+  };
+  return { repository, records: files };
 }

@@ -1,0 +1,42 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { defaultModelSearchDirs, locateModel } from '#models/locate.ts';
+import type { ModelId } from '#models/manifest.ts';
+
+export interface ModelOptions {
+  /** Searched before the default places (`.cache/models`, `../shared/models`, `/opt/models`). */
+  modelsDir?: string;
+  /** onnxruntime intra-op threads; 0 leaves onnxruntime's own choice. */
+  threads?: number;
+}
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/**
+ * Loads each model once per process (a Lambda container or a local worker thread) and shares it
+ * between operations, since loading costs far more than one inference. A failed load is not kept:
+ * an operator may install the file, and the next job should find it.
+ */
+export function modelCache(options: ModelOptions) {
+  const searchDirs = [
+    ...(options.modelsDir ? [options.modelsDir] : []),
+    ...defaultModelSearchDirs(REPO_ROOT),
+  ];
+  const loaded = new Map<string, Promise<unknown>>();
+  return {
+    searchDirs,
+    threads: options.threads ?? 0,
+    /** The verified file of a model, then `create` over it, memoised under `key`. */
+    get<T>(key: string, id: ModelId, create: (file: string) => Promise<T>): Promise<T> {
+      let model = loaded.get(key) as Promise<T> | undefined;
+      if (!model) {
+        model = locateModel(id, { searchDirs }).then(create);
+        loaded.set(key, model);
+        model.catch(() => loaded.delete(key));
+      }
+      return model;
+    },
+  };
+}
+
+export type ModelCache = ReturnType<typeof modelCache>;
