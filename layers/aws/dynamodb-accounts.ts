@@ -1,15 +1,18 @@
 import {
-  ConditionalCheckFailedException,
+  type AttributeValue,
   type DynamoDBClient,
   GetItemCommand,
-  PutItemCommand,
+  QueryCommand,
+  TransactionCanceledException,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { CreditAccount } from '#core/credits/credits.ts';
+import type { LedgerEntry } from '#core/credits/ledger.ts';
 import type { ApiKeyRecord, KeyDefaults } from '#core/keys/api-key.ts';
 import type { AccountRepository, ApiKeyRepository } from '#core/ports.ts';
 import { doc, keys, num } from './dynamodb-items.ts';
+import { ledgerEntryOf, ledgerPartition, openAccountWrites } from './dynamodb-ledger.ts';
 
 export function dynamodbAccounts(client: DynamoDBClient, table: string): AccountRepository {
   return {
@@ -27,22 +30,33 @@ export function dynamodbAccounts(client: DynamoDBClient, table: string): Account
     async open(account, credits) {
       try {
         await client.send(
-          new PutItemCommand({
-            TableName: table,
-            Item: {
-              ...keys.account(account),
-              available: { N: String(credits) },
-              reserved: { N: '0' },
-              used_total: { N: '0' },
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
+          new TransactWriteItemsCommand({
+            TransactItems: openAccountWrites(table, account, credits, new Date().toISOString()),
           }),
         );
         return true;
       } catch (error) {
-        if (error instanceof ConditionalCheckFailedException) return false;
+        if (error instanceof TransactionCanceledException) return false;
         throw error;
       }
+    },
+    async ledger(account) {
+      const entries: LedgerEntry[] = [];
+      let ExclusiveStartKey: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await client.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': { S: ledgerPartition(account) } },
+            ConsistentRead: true,
+            ExclusiveStartKey,
+          }),
+        );
+        entries.push(...(page.Items ?? []).map(ledgerEntryOf));
+        ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (ExclusiveStartKey);
+      return entries;
     },
   };
 }
@@ -65,18 +79,7 @@ export function dynamodbApiKeys(client: DynamoDBClient, table: string): ApiKeyRe
                 ConditionExpression: 'attribute_not_exists(pk)',
               },
             },
-            {
-              Put: {
-                TableName: table,
-                Item: {
-                  ...keys.account(record.keyId),
-                  available: { N: String(credits) },
-                  reserved: { N: '0' },
-                  used_total: { N: '0' },
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
+            ...openAccountWrites(table, record.keyId, credits, record.createdAt),
           ],
         }),
       );

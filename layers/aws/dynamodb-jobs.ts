@@ -22,6 +22,7 @@ import {
   seqSortKey,
   str,
 } from './dynamodb-items.ts';
+import { ledgerWrite } from './dynamodb-ledger.ts';
 
 function jobItem(job: Job): Item {
   return {
@@ -75,6 +76,24 @@ export function movementWrite(
   };
 }
 
+/** The balance change and its ledger entry, always written together. */
+function movementWrites(
+  table: string,
+  movement: CreditMovement,
+  maxInFlight: number,
+  at: string,
+): TransactWriteItem[] {
+  return [
+    movementWrite(table, movement, maxInFlight),
+    ledgerWrite(
+      table,
+      movement.account,
+      { kind: movement.kind, amount: movement.amount, jobId: movement.jobId, at },
+      `${movement.jobId}#v${movement.jobVersion}`,
+    ),
+  ];
+}
+
 export function dynamodbJobs(
   client: DynamoDBClient,
   table: string,
@@ -119,7 +138,7 @@ export function dynamodbJobs(
       const items: TransactWriteItem[] = [
         { Put: { TableName: table, Item: jobItem(job), ConditionExpression: 'attribute_not_exists(pk)' } },
       ];
-      if (reservation) items.push(movementWrite(table, reservation, maxInFlight));
+      if (reservation) items.push(...movementWrites(table, reservation, maxInFlight, now().toISOString()));
       if (claim) {
         items.push({
           Put: {
@@ -158,7 +177,7 @@ export function dynamodbJobs(
           },
         },
       ];
-      if (movement) items.push(movementWrite(table, movement, maxInFlight));
+      if (movement) items.push(...movementWrites(table, movement, maxInFlight, now().toISOString()));
       const failed = await write(items);
       if (!failed) return true;
       if (failed[0]) return false;

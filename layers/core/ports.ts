@@ -1,4 +1,5 @@
 import type { CreditAccount } from './credits/credits.ts';
+import type { LedgerEntry } from './credits/ledger.ts';
 import type { Asset } from './files/assets.ts';
 import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
@@ -10,6 +11,9 @@ export interface CreditMovement {
   account: string;
   amount: number;
   kind: 'reserve' | 'charge' | 'release';
+  /** The job the credits move for; with `jobVersion` it names the ledger entry, so it is written once. */
+  jobId: string;
+  jobVersion: number;
 }
 
 export interface IdempotencyClaim {
@@ -52,6 +56,8 @@ export interface AccountRepository {
   get(account: string): Promise<CreditAccount | null>;
   /** Open an account with a starting balance unless it exists; returns whether it was opened now. */
   open(account: string, credits: number): Promise<boolean>;
+  /** Every credit movement of the account, oldest first. */
+  ledger(account: string): Promise<LedgerEntry[]>;
 }
 
 /** Server-side state behind guest trial sessions. */

@@ -55,7 +55,13 @@ export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: stri
     if (latest.status !== 'failed') return null;
     const reservation =
       latest.account && latest.reservedCredits > 0
-        ? { account: latest.account, amount: latest.reservedCredits, kind: 'reserve' as const }
+        ? {
+            account: latest.account,
+            amount: latest.reservedCredits,
+            kind: 'reserve' as const,
+            jobId: latest.id,
+            jobVersion: latest.version + 1,
+          }
         : null;
     return { after: retryJob(latest), movement: reservation };
   });

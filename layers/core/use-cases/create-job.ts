@@ -101,7 +101,9 @@ export async function createJob(
   if (background && backgroundKey)
     await deps.objects.put(backgroundKey, background.file.bytes, background.type);
 
-  const reservation = account ? { account, amount: cost, kind: 'reserve' as const } : null;
+  const reservation = account
+    ? { account, amount: cost, kind: 'reserve' as const, jobId: job.id, jobVersion: job.version }
+    : null;
   const outcome = await deps.jobs.insert(job, reservation, claim);
   if (!outcome.inserted) {
     // Lost a race with an identical request: the other one owns the key, so drop our copy.

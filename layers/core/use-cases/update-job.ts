@@ -31,4 +31,6 @@ export async function updateJob(
 
 /** The movement that settles a job's reservation: charged on success, given back otherwise. */
 export const settlementOf = (job: Job, kind: 'charge' | 'release'): CreditMovement | null =>
-  job.account && job.reservedCredits > 0 ? { account: job.account, amount: job.reservedCredits, kind } : null;
+  job.account && job.reservedCredits > 0
+    ? { account: job.account, amount: job.reservedCredits, kind, jobId: job.id, jobVersion: job.version + 1 }
+    : null;

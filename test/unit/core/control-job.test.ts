@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError } from '#core/errors.ts';
+import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { cancelOwnJob, retryOwnJob } from '#core/use-cases/control-job.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
@@ -10,11 +11,14 @@ const owner: Caller = { kind: 'key', keyId: 'key_1', account: 'key_1', defaults:
 const stranger: Caller = { kind: 'key', keyId: 'key_2', account: 'key_2', defaults: {} };
 const output = { output_kind: 'image' as const, inference_cached: false, model_version: {} };
 
+const reservationOf = (job: Job) =>
+  ({ account: 'key_1', amount: 5, kind: 'reserve', jobId: job.id, jobVersion: job.version }) as const;
+
 /** A store holding one job whose 5 credits are reserved from an account that had 20. */
 async function withReservedJob() {
   const store = memoryStore({ key_1: 20 });
   const job = aJob();
-  await store.jobs.insert(job, { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+  await store.jobs.insert(job, reservationOf(job), null);
   return { store, job };
 }
 
@@ -96,14 +100,11 @@ describe('retry', () => {
   it('refuses with 402 when the balance cannot cover the new reservation', async () => {
     const store = memoryStore({ key_1: 5 });
     const job = aJob();
-    await store.jobs.insert(job, { account: 'key_1', amount: 5, kind: 'reserve' }, null);
+    await store.jobs.insert(job, reservationOf(job), null);
     await prepareJob(store, job.id);
     await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
-    await store.jobs.insert(
-      aJob({ id: 'job_other' }),
-      { account: 'key_1', amount: 5, kind: 'reserve' },
-      null,
-    );
+    const other = aJob({ id: 'job_other' });
+    await store.jobs.insert(other, reservationOf(other), null);
     await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(/needs 5 credits/);
   });
 });

@@ -1,0 +1,75 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
+import { balanceFromLedger } from '#core/credits/ledger.ts';
+import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
+import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+
+const JOBS = 200;
+const START_CREDITS = 2000;
+
+/** Small real photos: exteriors mostly succeed, interiors mostly fail with 803, in an order nobody chose. */
+function photos(): Buffer[] {
+  const pick = (dir: string) =>
+    readdirSync(path.join(SHARED, 'eval', dir))
+      .slice(0, 15)
+      .map((name) => readFileSync(path.join(SHARED, 'eval', dir, name)));
+  return [...pick('views'), ...pick('interiors')];
+}
+
+describe.skipIf(!hasShared)('credits under concurrency', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({ MAX_JOBS_IN_FLIGHT: '1000' });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it(`charges exactly 5 per success over ${JOBS} concurrent jobs, and the ledger agrees`, {
+    timeout: 600_000,
+  }, async () => {
+    const key = await server.createKey(START_CREDITS);
+    const client = api(server, key);
+    const pool = photos();
+    const created = await Promise.all(
+      Array.from({ length: JOBS }, (_, i) => {
+        const form = new FormData();
+        form.append('file', new Blob([pool[Math.floor(Math.random() * pool.length)]!]), `car-${i}.jpg`);
+        return client.postForm('/jobs', form);
+      }),
+    );
+    expect(created.map((response) => response.status)).toEqual(Array(JOBS).fill(202));
+
+    const finals = [];
+    for (const response of created) finals.push((await client.waitForJob(response.body.id, 300_000)).body);
+    const successes = finals.filter((job) => job.status === 'success').length;
+    const failures = finals.filter((job) => job.status === 'failed').length;
+    expect(successes + failures).toBe(JOBS);
+    expect(successes).toBeGreaterThan(0);
+    expect(failures).toBeGreaterThan(0);
+
+    const quota = (await client.get('/quota')).body.quota;
+    expect(quota.used_total).toBe(successes * 5);
+    expect(quota.remaining).toBe(START_CREDITS - successes * 5);
+
+    const endpoints = (await readRunningStack(server.dataDir))!;
+    const dynamodb = new DynamoDBClient({
+      endpoint: endpoints.dynamodb,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
+    const keyId = keyIdOf(hashSecret(key));
+    const ledger = await accounts.ledger(keyId);
+    expect(balanceFromLedger(ledger)).toEqual(await accounts.get(keyId));
+    expect(ledger.filter((entry) => entry.kind === 'reserve')).toHaveLength(JOBS);
+    expect(ledger.filter((entry) => entry.kind === 'charge')).toHaveLength(successes);
+    expect(ledger.filter((entry) => entry.kind === 'release')).toHaveLength(failures);
+    dynamodb.destroy();
+  });
+});
