@@ -17,7 +17,9 @@ export interface LocalFunction {
   timeoutSeconds: number;
 }
 
-type Resource = { Type: string; Properties?: Record<string, any>; Metadata?: Record<string, unknown> };
+// biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON, checked where read.
+type Json = Record<string, any>;
+type Resource = { Type: string; Properties?: Json; Metadata?: Record<string, unknown> };
 type Template = { Resources?: Record<string, Resource> };
 
 export const localFunctionArn = (logicalId: string): string =>
@@ -27,7 +29,7 @@ export const localFunctionArn = (logicalId: string): string =>
 function resolve(value: unknown): unknown {
   if (typeof value === 'string' || typeof value !== 'object' || value === null) return value;
   if (Array.isArray(value)) return value.map(resolve);
-  const node = value as Record<string, any>;
+  const node = value as Json;
   if ('Fn::Join' in node) {
     const [separator, parts] = node['Fn::Join'] as [string, unknown[]];
     return parts.map((part) => String(resolve(part))).join(separator);
@@ -50,7 +52,7 @@ function resolve(value: unknown): unknown {
 }
 
 const referencedId = (value: unknown): string | undefined => {
-  const node = value as Record<string, any> | undefined;
+  const node = value as Json | undefined;
   if (!node) return undefined;
   if (node['Fn::GetAtt']) return node['Fn::GetAtt'][0];
   if (node.Ref) return node.Ref;

@@ -70,9 +70,12 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
   };
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read response bodies field by field and assert on them.
+type JsonBody = Record<string, any>;
+
 export interface ApiResponse {
   status: number;
-  body: Record<string, any>;
+  body: JsonBody;
 }
 
 export function api(server: RunningServer, key?: string) {
@@ -82,7 +85,7 @@ export function api(server: RunningServer, key?: string) {
   });
   const parse = async (response: Response): Promise<ApiResponse> => ({
     status: response.status,
-    body: (await response.json()) as Record<string, any>,
+    body: (await response.json()) as JsonBody,
   });
   return {
     async postForm(route: string, form: FormData, extra?: Record<string, string>) {
