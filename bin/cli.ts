@@ -8,11 +8,13 @@ import { BACKGROUND_PRESETS, type BackgroundPreset } from '#core/jobs/job.ts';
 import { normalizePlateColor, parseBooleanish } from '#core/jobs/params.ts';
 import { hashSecret, type KeyDefaults, keyIdOf } from '#core/keys/api-key.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
+import { rotateWebhookSecret } from '#core/use-cases/rotate-webhook-secret.ts';
 
 const USAGE = `Usage:
   npm run cli -- keys create [--credits N] [--name NAME] [defaults…] [--json]
   npm run cli -- keys defaults <API_KEY> [defaults…] [--json]
   npm run cli -- keys show <API_KEY> [--json]
+  npm run cli -- keys rotate-webhook-secret <API_KEY> [--json]
 
 defaults: --background studio|warm|graphite|showroom  --plate-color '#RRGGBB'|black|white|graphite
           --plate-smoothing true|false|smooth|raw  --plate-mask-only true|false  --webhook URL ('' clears)`;
@@ -76,8 +78,14 @@ try {
       defaults: defaultsFromFlags(),
     });
     print(
-      { key: created.key, key_id: created.keyId, credits: created.credits },
-      `API key ${created.key} (${created.keyId}) with ${created.credits} credits`,
+      {
+        key: created.key,
+        key_id: created.keyId,
+        credits: created.credits,
+        webhook_secret: created.webhookSecret,
+      },
+      `API key ${created.key} (${created.keyId}) with ${created.credits} credits\n` +
+        `webhook signing secret ${created.webhookSecret} (shown once; see docs/webhooks.md)`,
     );
   } else if (command === 'defaults' || command === 'show') {
     if (!argument) fail('give the API key');
@@ -91,6 +99,20 @@ try {
     print(
       { key_id: keyId, credits: account?.available ?? 0, defaults },
       `${keyId}: ${account?.available ?? 0} credits, defaults ${JSON.stringify(defaults)}`,
+    );
+  } else if (command === 'rotate-webhook-secret') {
+    if (!argument) fail('give the API key');
+    const keyId = keyIdOf(hashSecret(argument));
+    if (!(await d.keys.findById(keyId))) fail(`no such key: ${keyId}`);
+    const rotated = await rotateWebhookSecret(d, keyId);
+    print(
+      {
+        key_id: rotated.keyId,
+        webhook_secret: rotated.webhookSecret,
+        previous_expires_at: rotated.previousExpiresAt,
+      },
+      `${rotated.keyId}: new webhook signing secret ${rotated.webhookSecret} (shown once)` +
+        (rotated.previousExpiresAt ? `; the previous one also signs until ${rotated.previousExpiresAt}` : ''),
     );
   } else {
     fail(`unknown command: keys ${command}`);

@@ -3,6 +3,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
+import { signingSecrets } from '#core/webhooks/signature.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
 
@@ -15,8 +16,11 @@ const stack = await startLocalStack({
   dataDir,
   masterKeySha256: hashSecret(masterKey),
   inferenceWorkers: Number(process.env.INFERENCE_WORKERS ?? 1),
-  // Tests shorten Step Functions retry waits; a person running the service keeps AWS's timing.
-  retryIntervalScale: Number(process.env.SFN_RETRY_INTERVAL_SCALE ?? 1),
+  // Retry waits are scaled down locally (the webhook schedule takes seconds, not hours); tests use 0.
+  retryIntervalScale: process.env.SFN_RETRY_INTERVAL_SCALE
+    ? Number(process.env.SFN_RETRY_INTERVAL_SCALE)
+    : undefined,
+  eventsLogFile: process.env.EVENTS_LOG_FILE || undefined,
 });
 
 // Imported only now: the stack has just written the configuration these modules read.
@@ -28,13 +32,19 @@ if (!demoKey || !(await deps().keys.findById(keyIdOf(hashSecret(demoKey))))) {
   await writeFile(demoKeyFile, `${demoKey}\n`, { mode: 0o600 });
 }
 const balance = await deps().accounts.get(keyIdOf(hashSecret(demoKey)));
+const [webhookSecret] = signingSecrets(
+  (await deps().webhookSecrets.get(keyIdOf(hashSecret(demoKey)))).secrets,
+  new Date(),
+);
 
 console.log(`photo-jobs is running on the embedded stack
 
   API        ${stack.baseUrl}
   master key ${masterKey}
   API key    ${demoKey}  (${balance?.available ?? 0} credits)
+  webhooks   signed with ${webhookSecret ?? '(no secret: npm run cli -- keys rotate-webhook-secret <key>)'}
   data       ${dataDir}
+  events     ${stack.eventsLogFile}
 
 Try:
   curl -s -H "X-API-Key: ${demoKey}" -F mode=plate -F file=@photo.jpg ${stack.baseUrl}/jobs

@@ -16,6 +16,9 @@ const ConfigSchema = z.object({
   DYNAMODB_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
   SFN_ENDPOINT: optionalUrl,
+  EVENTBRIDGE_ENDPOINT: optionalUrl,
+  /** The bus that job events go to; set for the function that publishes them. */
+  EVENT_BUS_NAME: z.string().min(1).optional(),
   /** sha256 (hex) of the master key; the key itself never sits in configuration. */
   MASTER_KEY_SHA256: z
     .union([z.literal(''), z.string().regex(/^[0-9a-f]{64}$/)])
@@ -31,6 +34,8 @@ const ConfigSchema = z.object({
   /** Local tests only: lets `url` sources and webhooks reach 127.0.0.1/::1. Never set in production. */
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
+  /** One webhook attempt (connect, send, first byte of the answer) gives up after this long. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   INFERENCE_THREADS: z.coerce.number().int().min(0).default(0),
   /** Spec 5.2: keys in the query string and the legacy `api_key` form field are off unless enabled. */
   ALLOW_KEY_IN_QUERY: flag,
@@ -39,6 +44,8 @@ const ConfigSchema = z.object({
   GUEST_SESSIONS_PER_ADDRESS_PER_DAY: z.coerce.number().int().min(1).default(20),
   /** Jobs one account may have queued or processing at once; more is 429. */
   MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
+  /** Items of one batch that run at once (each one job, counted in MAX_JOBS_IN_FLIGHT). */
+  BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(4),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -37,6 +37,8 @@ export const routes: readonly RouteEntry[] = [
   route('GET', '/jobs/{job_id}', 'get-job'),
   route('POST', '/jobs/{job_id}/cancel', 'cancel-job'),
   route('POST', '/jobs/{job_id}/retry', 'retry-job'),
+  route('GET', '/jobs/{job_id}/deliveries', 'list-deliveries'),
+  route('POST', '/jobs/{job_id}/deliveries/redeliver', 'redeliver-webhook'),
   route('GET', '/results/{job_id}/{name}', 'get-result'),
   route('POST', '/assets', 'create-asset'),
   route('GET', '/files', 'list-files'),
@@ -58,6 +60,7 @@ export const routes: readonly RouteEntry[] = [
 export const workflowHandlers = {
   prepareJob: 'functions/workflow/prepare-job/handler.ts',
   settleJob: 'functions/workflow/settle-job/handler.ts',
+  deliverWebhook: 'functions/workflow/deliver-webhook/handler.ts',
 } as const;
 
 export const inference = {
@@ -91,8 +94,8 @@ export const apiFunction = {
 
 export const workflowFunction = {
   memoryMiB: 512,
-  // Settling may deliver a webhook to a slow receiver; it has more room than an API call.
-  timeoutSeconds: 60,
+  // Database work, or one webhook attempt (WEBHOOK_TIMEOUT_MS, 10 s) with its bookkeeping.
+  timeoutSeconds: 30,
 } as const;
 
 /** Metadata key on every Lambda resource naming its repo-relative entry file; the local server reads it. */
@@ -110,12 +113,20 @@ export const bucketPrefixes = {
   sources: { prefix: 'sources/', expireDays: 7 },
   results: { prefix: 'results/', expireDays: 30 },
   assets: { prefix: 'assets/', expireDays: 7 },
+  /** A batch's extracted photos and its download archives (docs/decisions.md, Batches). */
+  batches: { prefix: 'batches/', expireDays: 30 },
 } as const;
 
 export const abortIncompleteUploadsAfterDays = 1;
 
 export const workflow = {
-  timeoutMinutes: 15,
+  /**
+   * The execution's limit. The job's own work is bounded far below it by the task timeouts and retries
+   * (minutes); what needs the room is the webhook schedule after settlement (about 11 hours at most).
+   */
+  timeoutHours: 24,
+  /** PrepareJob, the settle tasks and the webhook tasks; a bit over the function's own timeout. */
+  taskTimeoutSeconds: workflowFunction.timeoutSeconds + 10,
   /** Error names worth another attempt; `TransientError` is the domain's own (layers/core/errors.ts). */
   retryErrors: [
     'Lambda.ServiceException',
@@ -127,4 +138,29 @@ export const workflow = {
   retryIntervalSeconds: 2,
   retryMaxAttempts: 3,
   retryBackoffRate: 2,
+} as const;
+
+/**
+ * When SettleFailure itself fails (after its retries), SettleLastResort tries the same settlement for
+ * about two more hours on any error before the execution fails. Waits (full jitter, at most): 1, 2, 4, 8,
+ * 16, 30, 30, 30 minutes.
+ */
+export const lastResortSettlement = {
+  intervalSeconds: 60,
+  backoffRate: 2,
+  maxAttempts: 8,
+  maxDelaySeconds: 30 * 60,
+} as const;
+
+/**
+ * Webhook retries: 1 attempt + `maxAttempts` retries on `WebhookDeliveryError`. Full jitter: each wait is
+ * random between 0 and min(interval × rate^(n-1), maxDelay) = 30 s, 2 min, 8 min, 32 min, 2 h 8 min, 4 h,
+ * 4 h; at most about 10 h 50 min in all. The local stack scales the waits (SFN_RETRY_INTERVAL_SCALE).
+ */
+export const webhookRetry = {
+  error: 'WebhookDeliveryError',
+  intervalSeconds: 30,
+  backoffRate: 4,
+  maxAttempts: 7,
+  maxDelaySeconds: 4 * 60 * 60,
 } as const;

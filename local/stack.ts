@@ -1,10 +1,12 @@
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apiGatewayListener } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
+import { startLocalEventBridge } from './eventbridge.ts';
 import { inferencePool } from './inference-pool.ts';
 import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
@@ -14,6 +16,12 @@ import { readTopology } from './template.ts';
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const LOCAL_TABLE = 'photo-jobs-local';
 export const LOCAL_BUCKET = 'photo-jobs-local';
+export const LOCAL_EVENT_BUS = 'photo-jobs-local';
+/**
+ * Step Functions retry waits are multiplied by this unless told otherwise: the webhook schedule, hours in
+ * AWS, takes under a minute here (30 s becomes 30 ms, 4 h becomes 14.4 s).
+ */
+export const DEFAULT_RETRY_INTERVAL_SCALE = 0.001;
 const STACK_FILE = 'local-stack.json';
 
 export interface LocalStackOptions {
@@ -22,14 +30,18 @@ export interface LocalStackOptions {
   dataDir?: string;
   masterKeySha256: string;
   inferenceWorkers?: number;
-  /** Shortens Step Functions retry waits (0..1); tests use 0. */
+  /** Shortens Step Functions retry waits (0..1); tests use 0. Default DEFAULT_RETRY_INTERVAL_SCALE. */
   retryIntervalScale?: number;
+  /** Where job events (EventBridge PutEvents) are appended as JSON lines; default `<dataDir or tmp>/events.jsonl`. */
+  eventsLogFile?: string;
   env?: Record<string, string>;
 }
 
 export interface LocalStack {
   baseUrl: string;
   endpoints: { dynamodb: string; s3: string; sfn: string };
+  /** The job events published so far, one JSON object a line. */
+  eventsLogFile: string;
   close(): Promise<void>;
 }
 
@@ -61,6 +73,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const dir = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
   const dynamo = await startLocalDynamo({ dataDir: dir('dynamodb'), tables: topology.tables });
   const s3 = await startLocalS3({ dataDir: dir('s3'), buckets: [LOCAL_BUCKET] });
+  const eventBus = await startLocalEventBridge({
+    logFile:
+      options.eventsLogFile ??
+      path.join(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-'))), 'events.jsonl'),
+  });
 
   // Configuration reaches handlers only through the environment, exactly as in Lambda.
   Object.assign(process.env, {
@@ -70,6 +87,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     AWS_REGION: 'us-east-1',
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     S3_ENDPOINT: s3.endpoint,
+    EVENTBRIDGE_ENDPOINT: eventBus.endpoint,
+    EVENT_BUS_NAME: LOCAL_EVENT_BUS,
     MASTER_KEY_SHA256: options.masterKeySha256,
     ...options.env,
   });
@@ -92,7 +111,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   const sfn = await startLocalStepFunctions({
     stateMachines: { [stateMachineArn]: stateMachine.definition },
-    retryIntervalScale: options.retryIntervalScale,
+    retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
     invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
@@ -118,12 +137,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   return {
     baseUrl: `http://127.0.0.1:${port}/api/v1`,
     endpoints,
+    eventsLogFile: eventBus.logFile,
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
       await sfn.close();
       await pool?.close();
+      await eventBus.close();
       await s3.close();
       await dynamo.close();
       if (options.dataDir) await rm(path.join(options.dataDir, STACK_FILE), { force: true });

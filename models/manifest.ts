@@ -78,16 +78,78 @@ export const MODELS = {
     file: 'isnet-imgly-medium.onnx',
     source:
       'npm @imgly/background-removal-data@1.4.5: the chunks under dist/ listed for "/models/medium" in ' +
-      'dist/resources.json, joined in order',
+      'dist/resources.json, joined in order (models/isnet.ts does this into .cache/models on first use)',
     license: 'MIT',
     licenseNote:
       'The weights are ISNet from xuebinqin/DIS under MIT (per the package ThirdPartyLicenses.json); the npm ' +
-      'package that ships them is AGPL-3.0, so take only the joined model file, not the package code.',
+      'package that ships them is AGPL-3.0, so only the joined model file is used, never the package code. ' +
+      'Chosen over isnet-small: the same masks (IoU 0.993-0.999 between the two on eval photos) and 1.3-2x ' +
+      'faster on a 2-core x86 CPU (decisions.md).',
     sha256: 'b6e8497ba978a6f5fbb647e419d2696cd80df5a23cb6a8ea532021911bd76acb',
     bytes: 88_188_479,
     input:
-      'input [1,3,1024,1024] float32, RGB, x = (v - 128) / 256, NCHW; output "output" [1,1,1024,1024] alpha in 0..1',
+      'input [1,3,1024,1024] float32, RGB, x = (v - 128) / 256, NCHW, the whole image squeezed to 1024x1024; ' +
+      'output "output" [1,1,1024,1024] alpha in 0..1 (ten more side outputs, not fetched)',
+  },
+  'isnet-small': {
+    id: 'isnet-small',
+    name: 'ISNet background segmentation (dynamically quantized)',
+    version: 'isnet-imgly-small-1.4.5',
+    file: 'isnet-imgly-small.onnx',
+    source:
+      'npm @imgly/background-removal-data@1.4.5: the chunks listed for "/models/small" in dist/resources.json, ' +
+      'joined in order',
+    license: 'MIT',
+    licenseNote:
+      'Same weights and licence as isnet, int8 dynamically quantized. Measured and not used: half the file ' +
+      'and about 0.3 GB less peak memory, but 1.3-2x slower on onnxruntime-node 1.30 CPU for the same masks.',
+    sha256: '7001d60734fdc112dd9c062635fb59cd401fb82a9d4213134bce4dbd655c803a',
+    bytes: 44_342_436,
+    input: 'as isnet',
   },
 } as const satisfies Record<string, ModelManifest>;
 
 export type ModelId = keyof typeof MODELS;
+
+/**
+ * Small heads fitted in this repository on top of the models above. Unlike MODELS, their weights are
+ * committed (models/heads/) and bundled with the code, so there is no file to locate or checksum; the
+ * version is also inside the weights file and reported with every result.
+ */
+export interface FittedHeadManifest {
+  readonly id: string;
+  readonly name: string;
+  readonly version: string;
+  /** Relative to the repository root. */
+  readonly file: string;
+  /** The script that writes `file`; rerun it to refit. */
+  readonly fittedBy: string;
+  readonly method: string;
+  /** The data the head was fitted on: where it is, where it came from, under which terms. */
+  readonly data: { readonly path: string; readonly source: string; readonly license: string };
+  readonly inputs: readonly ModelId[];
+}
+
+export const HEADS = {
+  'analyze-head': {
+    id: 'analyze-head',
+    name: 'analyze photo-type and view head',
+    version: 'analyze-head-2025.1',
+    file: 'models/heads/analyze-head.json',
+    fittedBy: 'node --import tsx models/fit-analyze-head.ts',
+    method:
+      'multinomial logistic regression (softmax, 9 classes: interior + 8 views) on 2577 features ' +
+      '(NanoDet-Plus car box and LPD-YuNet plate geometry, MobileNetV2 feature-map channel means and ' +
+      'left-minus-right column means of the car crop); standardised features, L2 0.01, L-BFGS from zero; ' +
+      'every photo also mirrored with left/right labels swapped; 5-fold CV grouped by car model, seed fixed',
+    data: {
+      path: '../shared/eval/photos.csv (views/, interiors/): 400 listing photos, 25 per view and 200 interiors',
+      source:
+        'ustymhentosh/CarPhotosQualityEvaluation on GitHub (used-car marketplace listing photos, labelled by hand)',
+      license:
+        'no license file in the source repository: used here for fitting and evaluation only; the photos are ' +
+        'neither committed nor shipped, only the fitted weights',
+    },
+    inputs: ['nanodet-plus', 'lpd-yunet', 'mobilenetv2-int8'],
+  },
+} as const satisfies Record<string, FittedHeadManifest>;

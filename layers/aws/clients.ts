@@ -1,4 +1,5 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { EventBridgeClient } from '@aws-sdk/client-eventbridge';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Config } from '#config';
@@ -28,6 +29,11 @@ export function awsClients(cfg: Config) {
       region: cfg.AWS_REGION,
       ...(cfg.SFN_ENDPOINT ? { endpoint: cfg.SFN_ENDPOINT } : {}),
       ...standInCredentials(cfg.SFN_ENDPOINT),
+    }),
+    eventbridge: new EventBridgeClient({
+      region: cfg.AWS_REGION,
+      ...(cfg.EVENTBRIDGE_ENDPOINT ? { endpoint: cfg.EVENTBRIDGE_ENDPOINT } : {}),
+      ...standInCredentials(cfg.EVENTBRIDGE_ENDPOINT),
     }),
   };
 }

@@ -5,6 +5,12 @@ export const keys = {
   job: (jobId: string) => ({ pk: { S: `JOB#${jobId}` }, sk: { S: 'JOB' } }),
   account: (account: string) => ({ pk: { S: `ACCOUNT#${account}` }, sk: { S: 'ACCOUNT' } }),
   apiKey: (keyId: string) => ({ pk: { S: `KEY#${keyId}` }, sk: { S: 'KEY' } }),
+  batch: (batchId: string) => ({ pk: { S: `BATCH#${batchId}` }, sk: { S: 'BATCH' } }),
+  /** Items share the batch's partition, so one query reads them all in index order. */
+  batchItem: (batchId: string, index: number) => ({
+    pk: { S: `BATCH#${batchId}` },
+    sk: { S: `ITEM#${index.toString().padStart(6, '0')}` },
+  }),
   idempotency: (scope: string, key: string) => ({
     pk: { S: `IDEMPOTENCY#${scope}#${key}` },
     sk: { S: 'IDEMPOTENCY' },

@@ -24,7 +24,7 @@ import {
 } from './dynamodb-items.ts';
 import { ledgerWrite } from './dynamodb-ledger.ts';
 
-function jobItem(job: Job): Item {
+export function jobItem(job: Job): Item {
   return {
     ...keys.job(job.id),
     gsi1pk: { S: ownerPartition(job.ownerId) },
@@ -77,7 +77,7 @@ export function movementWrite(
 }
 
 /** The balance change and its ledger entry, always written together. */
-function movementWrites(
+export function movementWrites(
   table: string,
   movement: CreditMovement,
   maxInFlight: number,
@@ -215,7 +215,7 @@ export function dynamodbJobs(
 }
 
 /** Tell "not enough credits" (402) from "too many jobs at once" (429) by the account as it was. */
-function reservationRefused(reservation: CreditMovement, account: Item): never {
+export function reservationRefused(reservation: CreditMovement, account: Item): never {
   const available = num(account, 'available');
   if (available < reservation.amount) {
     throw new InsufficientCreditsError(

@@ -1,15 +1,24 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   NoSuchKey,
+  NotFound,
   PutObjectCommand,
   type S3Client,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NotFoundError } from '#core/errors.ts';
-import type { ObjectStore } from '#core/ports.ts';
+import type { ObjectStore, ObjectStreams } from '#core/ports.ts';
 
-export function s3Objects(client: S3Client, bucket: string): ObjectStore {
+/** Parts of a streamed upload; S3 wants at least 5 MiB for every part but the last. */
+export const PART_BYTES = 8 * 1024 * 1024;
+
+export function s3Objects(client: S3Client, bucket: string): ObjectStore & ObjectStreams {
   return {
     async put(key, body, contentType) {
       await client.send(
@@ -32,6 +41,82 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore {
       return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
         expiresIn: expiresInSeconds,
       });
+    },
+
+    async getStream(key) {
+      try {
+        const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        // In Node the body is an IncomingMessage: an async iterable of Buffers.
+        return response.Body as unknown as AsyncIterable<Uint8Array>;
+      } catch (error) {
+        if (error instanceof NoSuchKey) throw new NotFoundError(`Stored object ${key} does not exist`);
+        throw error;
+      }
+    },
+    async exists(key) {
+      try {
+        await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return true;
+      } catch (error) {
+        if (error instanceof NotFound || error instanceof NoSuchKey) return false;
+        throw error;
+      }
+    },
+    /**
+     * Parts of `PART_BYTES` are uploaded as they fill, so memory holds one part. A body that ends before
+     * the first part is full is one plain PUT. A failed upload is aborted: no part stays billed or visible.
+     */
+    async putStream(key, body, options) {
+      const object = { Bucket: bucket, Key: key, ContentType: options.contentType };
+      const headers = options.contentDisposition ? { ContentDisposition: options.contentDisposition } : {};
+      let buffered: Buffer[] = [];
+      let bufferedBytes = 0;
+      let total = 0;
+      let uploadId: string | undefined;
+      const parts: Array<{ ETag: string; PartNumber: number }> = [];
+      const flush = async () => {
+        const part = Buffer.concat(buffered);
+        buffered = [];
+        bufferedBytes = 0;
+        if (!uploadId) {
+          const created = await client.send(new CreateMultipartUploadCommand({ ...object, ...headers }));
+          uploadId = created.UploadId!;
+        }
+        const PartNumber = parts.length + 1;
+        const { ETag } = await client.send(
+          new UploadPartCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumber, Body: part }),
+        );
+        parts.push({ ETag: ETag!, PartNumber });
+      };
+      try {
+        for await (const chunk of body) {
+          buffered.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+          bufferedBytes += chunk.byteLength;
+          total += chunk.byteLength;
+          if (bufferedBytes >= PART_BYTES) await flush();
+        }
+        if (!uploadId) {
+          await client.send(new PutObjectCommand({ ...object, ...headers, Body: Buffer.concat(buffered) }));
+          return { bytes: total };
+        }
+        if (bufferedBytes > 0) await flush();
+        await client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: bucket,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts },
+          }),
+        );
+        return { bytes: total };
+      } catch (error) {
+        if (uploadId) {
+          await client
+            .send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: key, UploadId: uploadId }))
+            .catch(() => undefined);
+        }
+        throw error;
+      }
     },
   };
 }

@@ -1,11 +1,16 @@
 import { config } from '#config';
 import type { Clock } from '#core/ports.ts';
 import { fetchOutbound } from '#http/outbound.ts';
+import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { awsClients } from './clients.ts';
 import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
+import { dynamodbBatches } from './dynamodb-batches.ts';
+import { dynamodbDeliveries } from './dynamodb-deliveries.ts';
 import { dynamodbAssets, dynamodbFiles } from './dynamodb-files.ts';
 import { dynamodbGuests } from './dynamodb-guests.ts';
 import { dynamodbJobs } from './dynamodb-jobs.ts';
+import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
+import { eventbridgeEvents } from './eventbridge-events.ts';
 import { s3Objects } from './s3-objects.ts';
 import { sfnWorkflow } from './sfn-workflow.ts';
 
@@ -34,6 +39,13 @@ export function wiring() {
     objects: s3Objects(clients.s3, cfg.BUCKET_NAME),
     assets: dynamodbAssets(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
     files: dynamodbFiles(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
+    batches: dynamodbBatches(
+      clients.dynamodb,
+      cfg.TABLE_NAME,
+      () => systemClock.now(),
+      cfg.MAX_JOBS_IN_FLIGHT,
+    ),
+    batchConcurrency: cfg.BATCH_CONCURRENCY,
     workflow: {
       start: (jobId: string, attempt: number) => {
         if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');
@@ -49,6 +61,13 @@ export function wiring() {
       const name = new URL(fetched.finalUrl).pathname.split('/').pop() || null;
       return { bytes: fetched.bytes, filename: name, contentType: fetched.contentType };
     },
+    webhookSecrets: dynamodbWebhookSecrets(clients.dynamodb, cfg.TABLE_NAME),
+    deliveries: dynamodbDeliveries(clients.dynamodb, cfg.TABLE_NAME),
+    webhooks: httpWebhookSender({
+      allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
+      timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+    }),
+    events: eventbridgeEvents(clients.eventbridge, cfg.EVENT_BUS_NAME),
     maxSourceBytes: cfg.MAX_SOURCE_BYTES,
     maxBodyBytes: cfg.MAX_SOURCE_BYTES,
   };

@@ -114,6 +114,12 @@ export class JobCancelledError extends ServiceError {
   readonly code = 409;
 }
 
+/** A webhook attempt got no 2xx answer; the workflow retries these on the delivery schedule. */
+export class WebhookDeliveryError extends ServiceError {
+  readonly status = 502;
+  readonly code = 502;
+}
+
 const EXPOSED_WORKFLOW_ERRORS: Record<string, number> = {
   PlateNotFoundError: 803,
   MaskFailedError: 802,

@@ -1,3 +1,4 @@
+import type { Batch, BatchItem } from './batches/batch.ts';
 import type { CreditAccount } from './credits/credits.ts';
 import type { LedgerEntry } from './credits/ledger.ts';
 import type { Asset } from './files/assets.ts';
@@ -5,6 +6,8 @@ import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
+import type { Delivery, DeliveryAttempt, WebhookEventName } from './webhooks/delivery.ts';
+import type { WebhookSecret } from './webhooks/signature.ts';
 
 /** A credit movement that must happen in the same atomic write as the job change it belongs to. */
 export interface CreditMovement {
@@ -120,4 +123,98 @@ export interface FileRepository {
    * @returns false when it was already gone.
    */
   delete(file: FileRecord): Promise<boolean>;
+}
+
+/** Signing secrets of API keys' webhooks (docs/webhooks.md). */
+export interface WebhookSecretRepository {
+  /** The key's secrets with a version for `replace`; an empty list and version 0 when it has none. */
+  get(keyId: string): Promise<{ secrets: WebhookSecret[]; version: number }>;
+  /** Store `secrets` if the stored version is still `version`; false when someone else wrote first. */
+  replace(keyId: string, secrets: WebhookSecret[], version: number): Promise<boolean>;
+}
+
+/** Webhook deliveries, their attempt log, and which job events went out. */
+export interface DeliveryRepository {
+  /** Store a new delivery; when one with its id exists already, return that one unchanged. */
+  open(delivery: Delivery): Promise<Delivery>;
+  get(jobId: string, deliveryId: string): Promise<Delivery | null>;
+  /** Count one more attempt of the delivery atomically and return its number (1, 2, ...). */
+  nextAttempt(jobId: string, deliveryId: string, at: string): Promise<number>;
+  record(attempt: DeliveryAttempt): Promise<void>;
+  /** Move a pending delivery to `delivered` or `failed`; a finished one keeps its status. */
+  finish(jobId: string, deliveryId: string, status: 'delivered' | 'failed', at: string): Promise<void>;
+  /** Every delivery of the job, newest first, each with its attempts in order. */
+  list(jobId: string): Promise<Array<{ delivery: Delivery; attempts: DeliveryAttempt[] }>>;
+  wasPublished(jobId: string, eventId: string): Promise<boolean>;
+  markPublished(jobId: string, eventId: string, at: string): Promise<void>;
+}
+
+/** A job's terminal event, as routed by EventBridge rules (docs/webhooks.md). */
+export interface JobEvent {
+  eventId: string;
+  event: WebhookEventName;
+  jobId: string;
+  ownerId: string;
+  status: string;
+  occurredAt: string;
+  /** The final job JSON, as polling returns it. */
+  job: unknown;
+}
+
+export interface EventPublisher {
+  /** Put the event on the bus. @throws TransientError when the bus refused it. */
+  publish(event: JobEvent): Promise<void>;
+}
+
+/** Sends one webhook request. */
+export interface WebhookSender {
+  /**
+   * POST `body` once to a vetted public address, without following redirects. Resolves with what happened;
+   * a receiver that fails, times out or cannot be reached is an outcome, not an exception.
+   */
+  post(
+    url: string,
+    headers: Record<string, string>,
+    body: string,
+  ): Promise<{ statusCode: number | null; error: string | null; latencyMs: number }>;
+}
+
+/** Large objects moved piece by piece (a batch's result archive), never held whole in memory. */
+export interface ObjectStreams {
+  /** The object's bytes as they arrive. @throws NotFoundError when there is no such object. */
+  getStream(key: string): Promise<AsyncIterable<Uint8Array>>;
+  /**
+   * Store a body produced piece by piece (a multipart upload in parts of at least 5 MiB); on failure
+   * nothing is stored under `key`.
+   */
+  putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array>,
+    options: { contentType: string; contentDisposition?: string },
+  ): Promise<{ bytes: number }>;
+  exists(key: string): Promise<boolean>;
+}
+
+/** Batches (docs/decisions.md, Batches): one record with the lists that move, plus one record per item. */
+export interface BatchRepository {
+  /** Store a new batch and its items; the items go first, so a batch is never read without them. */
+  create(batch: Batch, items: BatchItem[]): Promise<void>;
+  get(batchId: string): Promise<Batch | null>;
+  /** Every item, in index order. */
+  items(batchId: string): Promise<BatchItem[]>;
+  item(batchId: string, index: number): Promise<BatchItem | null>;
+  /**
+   * Replace `before` with `after` only if nobody changed the batch meanwhile, in one atomic write with
+   * an item's new record and a started item's job, inserted with its reservation exactly as a job
+   * created over the API. The stored batch gets version `before.version + 1`, whatever `after` says.
+   * @returns false when the batch had changed (the caller re-reads and decides again).
+   * @throws InsufficientCreditsError (402) or TooManyRequestsError (429) when the reservation is refused.
+   */
+  update(before: Batch, after: Batch, changes?: BatchChanges): Promise<boolean>;
+}
+
+/** What moves together with a batch record. */
+export interface BatchChanges {
+  item?: BatchItem;
+  start?: { job: Job; reservation: CreditMovement | null };
 }

@@ -6,8 +6,10 @@
 import { z } from 'zod';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
+import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import type { AuthMode } from './http-stack.ts';
 import {
+  downloadBatchQuery,
   idempotencyKey,
   listFilesQuery,
   listJobsQuery,
@@ -57,7 +59,8 @@ const ERRORS = {
     name: 'Conflict',
     description:
       'The request conflicts with the state of the resource: an `Idempotency-Key` reused with a different ' +
-      'body, or a move the job’s status does not allow (cancelling a finished job, retrying one that has not failed).',
+      'body, or a move the job’s status does not allow (cancelling a finished job, retrying one that has not ' +
+      'failed, redelivering the webhook of a job that is not finished or has no webhook URL).',
   },
   410: {
     name: 'Gone',
@@ -137,6 +140,11 @@ const TAGS = [
   { name: 'Batches', description: 'ZIP archives processed as one batch.' },
   { name: 'Legacy', description: 'Routes kept compatible for older clients.' },
   { name: 'Account', description: 'Credit balance and the key’s default webhook.' },
+  {
+    name: 'Webhooks',
+    description:
+      'The delivery log of a job’s webhook, and redelivery. See docs/webhooks.md for verification.',
+  },
   { name: 'Meta', description: 'This document.' },
 ] as const;
 
@@ -238,6 +246,32 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       ),
     },
   },
+  'GET /jobs/{job_id}/deliveries': {
+    operationId: 'listDeliveries',
+    summary: 'Read the webhook delivery log of a job',
+    description:
+      'Every delivery of the job’s final JSON to its webhook, with each attempt’s time, HTTP status and ' +
+      'latency. Only the job’s owner sees it; anyone else gets 404.',
+    tag: 'Webhooks',
+    auth: 'key-or-guest',
+    responses: { 200: json('DeliveryLog', 'The delivery log, newest delivery first.') },
+  },
+  'POST /jobs/{job_id}/deliveries/redeliver': {
+    operationId: 'redeliverWebhook',
+    summary: 'Send the final job JSON to the webhook again',
+    description:
+      'One attempt, now, as a new delivery (new `X-Service-Delivery`), signed and logged like the automatic ' +
+      'ones; the body is what polling returns at this moment. 409 when the job is not finished or has no ' +
+      'webhook URL.',
+    tag: 'Webhooks',
+    auth: 'key-or-guest',
+    responses: {
+      200: json(
+        'WebhookDelivery',
+        'The delivery and its attempt, whatever the receiver answered: see `status` and `attempts[0]`.',
+      ),
+    },
+  },
   'GET /results/{job_id}/{name}': {
     operationId: 'getResult',
     summary: 'Download a result file',
@@ -284,15 +318,26 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /batches': {
     operationId: 'createBatch',
     summary: 'Upload a ZIP archive as a batch',
-    description: 'Needs an account key. Not idempotent.',
+    description:
+      'Needs an account key. Not idempotent: every upload is a new batch. Every photo becomes an ordinary ' +
+      'job when its turn comes, reserving its 5 credits then (not now), and is charged only if it succeeds; ' +
+      'at most `concurrency` run at once. 402 when the account cannot pay for one photo; 415 when `archive` ' +
+      'is not a ZIP; 400 for an entry that could leave the folder it is unpacked into (`..`, absolute paths, ' +
+      'links) or an archive without photos; 413 naming the limit an archive exceeds (entries, entry size, ' +
+      'total uncompressed size, compression ratio).',
     tag: 'Batches',
     auth: 'key',
     body: { 'multipart/form-data': 'BatchForm' },
-    responses: { 202: json('BatchCreated', 'Accepted.') },
+    responses: {
+      202: json('BatchCreated', 'Accepted: the batch is processing.', {
+        headers: location('Path of the batch.'),
+      }),
+    },
   },
   'GET /batches/{batch_id}': {
     operationId: 'getBatch',
     summary: 'Read a batch',
+    description: 'The batch with every item. Another owner’s batch answers 404.',
     tag: 'Batches',
     auth: 'key',
     responses: { 200: json('BatchEnvelope', 'The batch.') },
@@ -300,7 +345,14 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'POST /batches/{batch_id}/{action}': {
     operationId: 'controlBatch',
     summary: 'Pause, resume, cancel or retry a batch',
-    description: 'No body. The preconditions of each action are not settled yet (see docs/decisions.md).',
+    description:
+      'No body. `pause`: stop starting photos, the running ones finish (processing → paused). `resume`: start ' +
+      'them again (paused → processing; it pauses again at once, with `pause_reason`, while credits are ' +
+      'short). `cancel`: waiting photos are cancelled without reserving anything, running ones are cancelled ' +
+      'and their credits released (processing or paused → cancelled). `retry`: only the failed photos wait ' +
+      'again, each to become a new job with a new reservation (a completed batch processes again). ' +
+      'Repeating pause, resume or cancel changes nothing and answers 200; any other move its status does not ' +
+      'allow is 409, and so is a retry without failed photos.',
     tag: 'Batches',
     auth: 'key',
     responses: { 200: json('BatchEnvelope', 'The batch after the action.') },
@@ -308,9 +360,22 @@ export const OPERATIONS: Record<string, OperationSpec> = {
   'GET /batches/{batch_id}/download': {
     operationId: 'downloadBatch',
     summary: 'Download the results of a batch as ZIP',
+    description:
+      'Answers 302 to a storage link (15 minutes) of an `application/zip` archive: a client that follows ' +
+      'redirects receives the ZIP with 200. API Gateway and Lambda cannot send large bodies themselves, so ' +
+      'the archive is streamed into storage once per state of the batch and served from there. It holds ' +
+      'each succeeded photo’s result under the photo’s own path, with the result’s extension, and ' +
+      '`manifest.json` (every item: status, output names, error). 409 while the batch is processing or ' +
+      'paused (unless `partial=true`) and while no photo has succeeded.',
     tag: 'Batches',
     auth: 'key',
-    responses: { 200: json('ZipArchive', 'The archive.', { mediaType: 'application/zip' }) },
+    query: downloadBatchQuery,
+    responses: {
+      302: {
+        description: 'Redirect to the ZIP archive.',
+        headers: location('Presigned storage link to the archive, valid 15 minutes.'),
+      },
+    },
   },
   'POST /process': {
     operationId: 'legacyProcess',
@@ -576,22 +641,61 @@ export function buildOpenApiDocument(): OpenApiDocument {
           operationId: 'jobFinished',
           summary: 'A job finished',
           description:
-            'Sent to the job’s `webhook_url`, or else the key’s default webhook, with the final job: the same ' +
-            'JSON as polling. Signature verification and delivery retries are not settled yet (see docs/decisions.md).',
+            'Sent to the job’s `webhook_url`, or else the key’s default webhook, when the job finishes, with the ' +
+            'final job: the same JSON as polling. A 2xx answer within 10 s delivers it; anything else (another ' +
+            'status, a redirect, a timeout) is retried 7 times over about 11 hours with exponential backoff ' +
+            'and jitter. Verify `X-Service-Signature` before trusting the body: see docs/webhooks.md.',
           parameters: [
+            header('X-Service-Job', 'The job id.'),
+            header('X-Service-Event', 'The event: `job.succeeded`, `job.failed` or `job.cancelled`.', [
+              ...WEBHOOK_EVENTS,
+            ]),
+            header(
+              'X-Service-Delivery',
+              'Id of this delivery; the same on each retry of it, so duplicates can be dropped.',
+            ),
+            header('X-Service-Attempt', 'Attempt number within the delivery, from 1.'),
             {
-              name: 'X-Service-Job',
-              in: 'header',
-              required: true,
-              description: 'The job id.',
-              schema: { type: 'string' },
+              ...header(
+                'X-Service-Signature',
+                '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the key’s webhook secret>`; a ' +
+                  'second `v1` while a rotated secret overlaps. Refuse a `t` older than 5 minutes. Absent for ' +
+                  'jobs of the master key and of guest sessions, which have no secret.',
+              ),
+              required: false,
             },
           ],
           requestBody: {
             required: true,
             content: { 'application/json': { schema: componentRef('JobEnvelope') } },
           },
-          responses: { default: { description: 'The receiver’s answer.' } },
+          responses: {
+            '2XX': { description: 'Delivered.' },
+            default: { description: 'Not delivered; retried on the schedule.' },
+          },
+        },
+      },
+      batchFinished: {
+        post: {
+          operationId: 'batchFinished',
+          summary: 'A batch finished',
+          description:
+            'Sent to the key’s default webhook (as it was when the batch was created) when the batch completes, ' +
+            'or when a cancelled batch’s last running photo has ended, with what GET /batches/{batch_id} ' +
+            'answers then. Signed like the job webhook. One attempt only for now: no retry schedule and no ' +
+            'delivery log yet (docs/decisions.md, Batches). Item jobs send no webhook of their own.',
+          parameters: [
+            header('X-Service-Batch', 'The batch id.'),
+            header('X-Service-Event', 'The event.', ['batch.completed', 'batch.cancelled']),
+            header('X-Service-Delivery', 'Id of this delivery; the same for the same final state.'),
+            header('X-Service-Attempt', 'Always 1.'),
+            { ...header('X-Service-Signature', 'As for the job webhook.'), required: false },
+          ],
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: componentRef('BatchEnvelope') } },
+          },
+          responses: { '2XX': { description: 'Delivered.' }, default: { description: 'Not delivered.' } },
         },
       },
     },
@@ -616,6 +720,16 @@ export function buildOpenApiDocument(): OpenApiDocument {
       },
       securitySchemes: SECURITY_SCHEMES,
     },
+  };
+}
+
+function header(name: string, description: string, values?: string[]): Json {
+  return {
+    name,
+    in: 'header',
+    required: true,
+    description,
+    schema: values ? { type: 'string', enum: values } : { type: 'string' },
   };
 }
 

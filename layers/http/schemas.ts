@@ -5,10 +5,13 @@
  * `responseSchemas` below; anything it nests that is itself an entry of the same map is a `$ref`.
  */
 import { z } from 'zod';
+import { BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
+import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 const PLATE_COLOR_NAMES = ['black', 'white', 'graphite'] as const;
@@ -129,16 +132,31 @@ const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
 
 const BatchForm = z
   .object({
-    archive: z.file().mime(['application/zip']).describe('ZIP archive of JPG, PNG or WEBP photos.'),
+    archive: z
+      .file()
+      .mime(['application/zip'])
+      .describe(
+        'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
+          '1000 files, 50 MB per file and 500 MB in all once inflated, no entry more than 100 times its ' +
+          'compressed size (above 1 MB); stored or deflated entries, no ZIP64. Entries named with `..`, an ' +
+          'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
+          '`__MACOSX/` and dotfiles are ignored; other files, nested archives and unreadable entries become ' +
+          'skipped items. The request itself is limited as every request (413 over 6 MB).',
+      ),
     mode: z
-      .enum(OPERATIONS)
-      .exclude(['analyze'])
+      .enum(BATCH_OPERATIONS)
       .default('plate')
       .describe('Operation applied to every photo; `analyze` is not accepted for batches.'),
     background: z.enum(BACKGROUND_PRESETS).optional().describe('Background preset.'),
-    plate_color: z.string().regex(HEX_COLOR).optional().describe('Fill colour of the plate, `#RRGGBB`.'),
+    plate_color: z
+      .union([z.string().regex(HEX_COLOR), z.enum(PLATE_COLOR_NAMES)])
+      .optional()
+      .describe('Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).'),
   })
-  .describe('A batch upload (POST /batches). Not idempotent: every upload is a new batch.');
+  .describe(
+    'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
+      'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
+  );
 
 const WebhookUpdate = z
   .object({
@@ -373,11 +391,96 @@ const FileList = z
 
 const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
 
-const Batch = z.object({}).describe('A batch. Its fields are not settled yet: see docs/decisions.md.');
-const BatchCreated = z.object({ batch: Batch, status_url: z.string().describe('Path of the batch.') });
-const BatchEnvelope = z.object({ batch: Batch });
+const BatchCounts = z
+  .object({
+    total: z.int().describe('Files of the archive (directories and ignored entries not counted).'),
+    skipped: z.int().describe('Entries that are not processed: not an image, a nested archive, unreadable.'),
+    queued: z.int().describe('Photos waiting to start.'),
+    processing: z.int().describe('Photos whose job is queued or processing now (at most `concurrency`).'),
+    succeeded: z.int(),
+    failed: z.int(),
+    cancelled: z.int(),
+  })
+  .describe('Items by status; they always add up to `total`.');
 
-const ZipArchive = z.file().mime(['application/zip']).describe('The batch’s results as a ZIP archive.');
+const BatchItem = z
+  .object({
+    index: z.int().describe('Position of the file in the archive, from 0.'),
+    name: z.string().describe('Its path in the archive, `/`-separated.'),
+    status: z
+      .enum(ITEM_STATUSES)
+      .describe(
+        '`queued` → `processing` → `succeeded` or `failed`; `cancelled` with its batch; `skipped` when the entry ' +
+          'is not a photo that can be processed.',
+      ),
+    job_id: z
+      .string()
+      .nullable()
+      .describe('The job of the current or last attempt; each attempt is an ordinary job of the caller.'),
+    attempts: z.int().describe('Jobs run for this item (a retry of the batch adds one).'),
+    error: JobError.nullable().describe(
+      'Why it failed (as a job’s `error`) or was skipped: 415 not a JPG, PNG or WEBP, or a nested archive; ' +
+        '400 unreadable entry; 413 larger than 20 MB.',
+    ),
+    result: z
+      .string()
+      .nullable()
+      .describe('Path of the result image once it succeeded; served like a job’s `url`.'),
+  })
+  .describe('One file of the archive.');
+
+const Batch = z
+  .object({
+    id: z.string().describe('Batch id, `bat_` and 24 random characters.'),
+    status: z
+      .enum(BATCH_STATUSES)
+      .describe(
+        '`processing` starts photos while fewer than `concurrency` run; `paused` starts none and lets the ' +
+          'running ones finish; `completed` once nothing waits or runs; `cancelled` by its owner. See ' +
+          'docs/decisions.md (Batches) for the moves.',
+      ),
+    pause_reason: z
+      .enum(PAUSE_REASONS)
+      .nullable()
+      .describe(
+        'Why it is paused: `requested` by its owner, `insufficient_credits` (a photo could not reserve its ' +
+          '5 credits; top up and resume), `too_many_jobs` (the account’s other jobs hold every slot).',
+      ),
+    mode: z.enum(BATCH_OPERATIONS),
+    background: z.enum([...BACKGROUND_PRESETS, 'custom']).nullable(),
+    plate_color: z.string(),
+    concurrency: z.int().describe('Photos that run at once.'),
+    counts: BatchCounts,
+    cost_credits: z
+      .number()
+      .describe('Credits charged so far: 5 per succeeded photo (0 for the master key).'),
+    reserved_credits: z.number().describe('Credits held now for the photos that are processing.'),
+    archive: z.object({ name: z.string().nullable(), bytes: z.int() }).describe('The uploaded archive.'),
+    created_at: timestamp,
+    started_at: timestamp.nullable().describe('When its first photo started.'),
+    finished_at: timestamp.nullable(),
+    items: z.array(BatchItem).describe('Every file of the archive, in archive order.'),
+    links: z
+      .object({
+        self: z.string(),
+        pause: z.string(),
+        resume: z.string(),
+        cancel: z.string(),
+        retry: z.string(),
+        download: z.string(),
+      })
+      .describe('The batch, its control actions (POST) and its download.'),
+  })
+  .describe('A batch (spec 2.7): the photos of one ZIP archive, each processed as an ordinary job.');
+const BatchCreated = z
+  .object({
+    batch: Batch,
+    status_url: z.string().describe('Path of the batch, `/api/v1/batches/{batch_id}`.'),
+  })
+  .describe('A new batch: its first photos are already starting.');
+const BatchEnvelope = z
+  .object({ batch: Batch })
+  .describe('A batch, as GET and the control actions answer it.');
 
 const balance = (description: string) =>
   z.number().nullable().describe(`${description}; null for the master key.`);
@@ -409,6 +512,59 @@ const WebhookSetting = z
     webhook_enabled: z.boolean(),
   })
   .describe('The key’s default webhook (spec 2.8). The master key does not store one.');
+
+const DeliveryAttempt = z
+  .object({
+    attempt: z.int().min(1).describe('1, 2, ... within its delivery (`X-Service-Attempt`).'),
+    at: timestamp.describe('When the attempt was sent.'),
+    status_code: z
+      .int()
+      .nullable()
+      .describe(
+        'The receiver’s HTTP status; null when no answer came (timeout, refused address, connection error).',
+      ),
+    latency_ms: z.int().describe('From sending until the answer’s status arrived (or the attempt gave up).'),
+    error: z
+      .string()
+      .nullable()
+      .describe('Why the attempt failed (`HTTP 500`, a timeout, a redirect, ...); null when delivered.'),
+    outcome: z.enum(['delivered', 'failed']).describe('Delivered means a 2xx answer.'),
+  })
+  .describe('One POST to the webhook: a line of the delivery log.');
+
+const WebhookDelivery = z
+  .object({
+    delivery_id: z
+      .string()
+      .describe('Sent as `X-Service-Delivery`; the same on every attempt of this delivery.'),
+    event: z.enum(WEBHOOK_EVENTS).describe('Sent as `X-Service-Event`.'),
+    trigger: z
+      .enum(['workflow', 'redeliver'])
+      .describe(
+        '`workflow`: sent when the job finished, retried on the schedule; `redeliver`: asked for by the owner.',
+      ),
+    url: z.string().describe('Where it was sent.'),
+    status: z
+      .enum(['pending', 'delivered', 'failed'])
+      .describe(
+        '`pending` while retries remain; `failed` once the last attempt failed. The job is never affected.',
+      ),
+    created_at: timestamp,
+    updated_at: timestamp,
+    attempts: z.array(DeliveryAttempt),
+  })
+  .describe('The final job JSON on its way to the webhook, with every attempt made.');
+
+const DeliveryLog = z
+  .object({
+    job_id: z.string(),
+    webhook_url: z
+      .string()
+      .nullable()
+      .describe('The job’s webhook: its own `webhook_url` or the key’s default.'),
+    deliveries: z.array(WebhookDelivery).describe('Newest first.'),
+  })
+  .describe('The webhook delivery log of a job.');
 
 const ErrorBody = z
   .object({
@@ -443,11 +599,14 @@ export const responseSchemas = {
   FileList,
   ResultFlag,
   Batch,
+  BatchItem,
   BatchCreated,
   BatchEnvelope,
-  ZipArchive,
   Quota,
   WebhookSetting,
+  DeliveryAttempt,
+  WebhookDelivery,
+  DeliveryLog,
   ErrorBody,
   OpenApiDocument,
 };
@@ -472,6 +631,17 @@ export const listFilesQuery = z.object({
   before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
 });
 
+/** Query of GET /batches/{batch_id}/download. */
+export const downloadBatchQuery = z.object({
+  partial: z
+    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS)])
+    .optional()
+    .meta({
+      default: false,
+      description: 'Also while the batch is processing or paused: the results ready so far.',
+    }),
+});
+
 /** Every path parameter of the route table, by name. */
 export const pathParameters: Record<string, z.ZodType> = {
   job_id: z
@@ -483,7 +653,10 @@ export const pathParameters: Record<string, z.ZodType> = {
     .regex(/^[a-z_]+\.(jpg|png|webp)$/)
     .describe('File name of the result, as in the job’s `url`, `plate_mask_url`, ...'),
   file_id: z.int().min(1).describe('File id.'),
-  batch_id: z.string().describe('Batch id.'),
+  batch_id: z
+    .string()
+    .describe('Batch id.')
+    .meta({ examples: ['bat_0123456789abcdefghjkmnpq'] }),
   action: z.enum(['pause', 'resume', 'cancel', 'retry']).describe('Batch control operation.'),
 };
 

@@ -3,22 +3,30 @@ import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { inference, workflow } from '../config.ts';
+import { inference, lastResortSettlement, webhookRetry, workflow } from '../config.ts';
 import { createLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
   prepareJob: lambda.IFunction;
   runInference: lambda.IFunction;
   settleJob: lambda.IFunction;
+  deliverWebhook: lambda.IFunction;
   stateMachineName: string;
 }
 
 /**
  * One execution per job; its input is `{ "jobId": "..." }`.
  *
+ * PrepareJob → RunInference → SettleSuccess → DeliverWebhook → JobSettled. Every error of the job's work,
+ * SettleSuccess included, is caught into SettleFailure, which fails the job and releases its credits; if
+ * that fails too, SettleLastResort keeps trying for hours, and only then does the execution fail. Every
+ * task has a timeout, so the job's work is bounded (minutes) and a job cannot stay `processing`.
+ * After settlement DeliverWebhook publishes the job's event and delivers the webhook, retried on
+ * WebhookDeliveryError over hours; when the retries run out, MarkDeliveryFailed records that and the
+ * execution still succeeds: the job's outcome does not depend on its receiver.
+ *
  * Plain JSONPath states only (no JSONata, `Assign`, callbacks or Distributed Map): the local runner
- * executes this same definition. A failed job is a business outcome, so after SettleFailure the execution
- * still ends in a Succeed state; only a failure to settle fails the execution.
+ * executes this same definition.
  */
 export class JobWorkflow extends Construct {
   readonly stateMachine: sfn.StateMachine;
@@ -26,14 +34,21 @@ export class JobWorkflow extends Construct {
   constructor(scope: Construct, id: string, props: JobWorkflowProps) {
     super(scope, id);
 
-    const invoke = (stateId: string, fn: lambda.IFunction, options: Partial<tasks.LambdaInvokeProps>) => {
+    const invoke = (
+      stateId: string,
+      fn: lambda.IFunction,
+      options: Partial<tasks.LambdaInvokeProps>,
+      transientRetry = true,
+    ) => {
       const task = new tasks.LambdaInvoke(this, stateId, {
         lambdaFunction: fn,
         payloadResponseOnly: true,
         // The retry below replaces the default one, which would also retry for six attempts.
         retryOnServiceExceptions: false,
+        taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.taskTimeoutSeconds)),
         ...options,
       });
+      if (!transientRetry) return task;
       task.addRetry({
         errors: [...workflow.retryErrors],
         interval: Duration.seconds(workflow.retryIntervalSeconds),
@@ -62,28 +77,75 @@ export class JobWorkflow extends Construct {
       }),
       resultPath: sfn.JsonPath.DISCARD,
     });
+    const settleFailurePayload = sfn.TaskInput.fromObject({
+      jobId: sfn.JsonPath.stringAt('$.jobId'),
+      outcome: 'failure',
+      failure: sfn.JsonPath.objectAt('$.failure'),
+    });
     const settleFailure = invoke('SettleFailure', props.settleJob, {
-      payload: sfn.TaskInput.fromObject({
-        jobId: sfn.JsonPath.stringAt('$.jobId'),
-        outcome: 'failure',
-        failure: sfn.JsonPath.objectAt('$.failure'),
-      }),
+      payload: settleFailurePayload,
       resultPath: sfn.JsonPath.DISCARD,
+    });
+    // The same settlement as SettleFailure (a repeated one changes nothing), retried on any error and for
+    // longer: one retrier only, since the first retrier matching an error is the only one that counts.
+    const settleLastResort = invoke(
+      'SettleLastResort',
+      props.settleJob,
+      { payload: settleFailurePayload, resultPath: sfn.JsonPath.DISCARD },
+      false,
+    );
+    settleLastResort.addRetry({
+      errors: [sfn.Errors.ALL],
+      interval: Duration.seconds(lastResortSettlement.intervalSeconds),
+      maxAttempts: lastResortSettlement.maxAttempts,
+      backoffRate: lastResortSettlement.backoffRate,
+      maxDelay: Duration.seconds(lastResortSettlement.maxDelaySeconds),
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+
+    // The execution name tells this run of the job from a later one (after a retry of the job).
+    const deliveryPayload = (final: boolean) =>
+      sfn.TaskInput.fromObject({
+        jobId: sfn.JsonPath.stringAt('$.jobId'),
+        execution: sfn.JsonPath.stringAt('$$.Execution.Name'),
+        ...(final ? { final: true } : {}),
+      });
+    const deliverWebhook = invoke('DeliverWebhook', props.deliverWebhook, {
+      payload: deliveryPayload(false),
+      resultPath: '$.webhook',
+    });
+    deliverWebhook.addRetry({
+      errors: [webhookRetry.error],
+      interval: Duration.seconds(webhookRetry.intervalSeconds),
+      maxAttempts: webhookRetry.maxAttempts,
+      backoffRate: webhookRetry.backoffRate,
+      maxDelay: Duration.seconds(webhookRetry.maxDelaySeconds),
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    const markDeliveryFailed = invoke('MarkDeliveryFailed', props.deliverWebhook, {
+      payload: deliveryPayload(true),
+      resultPath: '$.webhook',
     });
     const settled = new sfn.Succeed(this, 'JobSettled');
 
-    for (const task of [prepareJob, runInference]) {
+    for (const task of [prepareJob, runInference, settleSuccess]) {
       task.addCatch(settleFailure, { errors: [sfn.Errors.ALL], resultPath: '$.failure' });
     }
-    settleFailure.next(settled);
+    settleFailure.addCatch(settleLastResort, { errors: [sfn.Errors.ALL], resultPath: '$.settleError' });
+    settleFailure.next(deliverWebhook);
+    settleLastResort.next(deliverWebhook);
+    deliverWebhook.addCatch(markDeliveryFailed, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
+    // Bookkeeping of a delivery must not fail a settled job's execution.
+    markDeliveryFailed.addCatch(settled, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
+    markDeliveryFailed.next(settled);
 
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: props.stateMachineName,
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(
-        prepareJob.next(runInference).next(settleSuccess).next(settled),
+        prepareJob.next(runInference).next(settleSuccess).next(deliverWebhook).next(settled),
       ),
-      timeout: Duration.minutes(workflow.timeoutMinutes),
+      timeout: Duration.hours(workflow.timeoutHours),
       tracingEnabled: true,
       logs: { destination: createLogGroup(this, 'Logs'), level: sfn.LogLevel.ERROR },
     });

@@ -3,6 +3,7 @@ import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -83,10 +84,10 @@ export class ServiceStack extends Stack {
 
     // Workflow tasks keep a role each: they need no access to the state machine, and the
     // inference function handles untrusted images.
-    const createWorkflowFunction = (handler: string): lambda.Function => {
+    const createWorkflowFunction = (handler: string, extra: Record<string, string> = {}): lambda.Function => {
       const fnProps: HandlerFunctionProps = {
         handler,
-        environment: environment(stateMachineArn),
+        environment: { ...environment(stateMachineArn), ...extra },
         memorySize: workflowFunction.memoryMiB,
         timeout: Duration.seconds(workflowFunction.timeoutSeconds),
       };
@@ -99,6 +100,19 @@ export class ServiceStack extends Stack {
     };
     const prepareJob = createWorkflowFunction(workflowHandlers.prepareJob);
     const settleJob = createWorkflowFunction(workflowHandlers.settleJob);
+    // The one exception: settling a batch item starts the batch's next item (docs/decisions.md, Batches).
+    // By ARN, as for STATE_MACHINE_ARN: the state machine depends on this function.
+    settleJob.addToRolePolicy(
+      new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [stateMachineArn] }),
+    );
+
+    // Job terminal events go to a bus of the service's own, so that rules for them need no filter on
+    // everything else an account sends to its default bus.
+    const eventBus = new events.EventBus(this, 'JobEvents', { eventBusName: `${this.stackName}-jobs` });
+    const deliverWebhook = createWorkflowFunction(workflowHandlers.deliverWebhook, {
+      EVENT_BUS_NAME: eventBus.eventBusName,
+    });
+    eventBus.grantPutEventsTo(deliverWebhook);
 
     const runInference = new lambda.DockerImageFunction(this, 'Inference', {
       code: lambda.DockerImageCode.fromImageAsset(repoRoot, {
@@ -120,6 +134,7 @@ export class ServiceStack extends Stack {
       prepareJob,
       runInference,
       settleJob,
+      deliverWebhook,
       stateMachineName,
     });
     this.stateMachine = stateMachine;
@@ -178,5 +193,6 @@ export class ServiceStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.httpApi.apiEndpoint });
     new CfnOutput(this, 'StateMachineArn', { value: stateMachine.stateMachineArn });
+    new CfnOutput(this, 'EventBusName', { value: eventBus.eventBusName });
   }
 }

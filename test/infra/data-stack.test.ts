@@ -60,7 +60,7 @@ describe('DataStack bucket', () => {
     });
   });
 
-  it('expires sources and assets after 7 days, results after 30, stale multipart uploads after 1', () => {
+  it('expires sources and assets after 7 days, results and batches after 30, stale multipart uploads after 1', () => {
     const [[, bucket] = []] = resourcesOfType(dataJson, 'AWS::S3::Bucket');
     const lifecycle = bucket?.Properties.LifecycleConfiguration as
       | { Rules: Record<string, unknown>[] }
@@ -69,7 +69,7 @@ describe('DataStack bucket', () => {
     const expiryByPrefix = Object.fromEntries(
       rules.filter((rule) => rule.Prefix).map((rule) => [rule.Prefix, rule.ExpirationInDays]),
     );
-    expect(expiryByPrefix).toEqual({ 'sources/': 7, 'results/': 30, 'assets/': 7 });
+    expect(expiryByPrefix).toEqual({ 'sources/': 7, 'results/': 30, 'assets/': 7, 'batches/': 30 });
     expect(rules).toContainEqual(
       expect.objectContaining({
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },

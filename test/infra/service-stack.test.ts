@@ -161,7 +161,8 @@ describe('IAM of the functions', () => {
     expect(resourcesFor('dynamodb:')).toContain('/index/*');
     const s3 = resourcesFor('s3:');
     expect(s3).toMatch(/ExportsOutputFnGetAttBucket[0-9A-F]+Arn/);
-    for (const prefix of ['/sources/*', '/results/*', '/assets/*']) expect(s3).toContain(prefix);
+    for (const prefix of ['/sources/*', '/results/*', '/assets/*', '/batches/*'])
+      expect(s3).toContain(prefix);
   });
 
   it('let API functions start and stop executions of the job workflow', () => {
@@ -172,6 +173,22 @@ describe('IAM of the functions', () => {
       expect.objectContaining({ Effect: 'Allow', Resource: { Ref: stateMachineId } }),
     ]);
     expect(JSON.stringify(byAction('states:StopExecution'))).toContain(':execution:');
+  });
+
+  it('let the settle function start executions of the job workflow (a batch’s next item), and no other task', () => {
+    const roleOf = (handler: string) =>
+      new Set(
+        functions
+          .filter(([, fn]) => handlerOf(fn) === handler)
+          .map(([, fn]) => (fn.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]),
+      );
+    const starts = (handler: string) =>
+      statementsOf(roleOf(handler)).filter((s) => list(s.Action).includes('states:StartExecution'));
+    const settle = starts(workflowHandlers.settleJob);
+    expect(settle).toHaveLength(1);
+    expect(JSON.stringify(settle[0]!.Resource)).toMatch(/:stateMachine:.*-jobs/);
+    expect(starts(workflowHandlers.prepareJob)).toEqual([]);
+    expect(starts(inference.handler)).toEqual([]);
   });
 
   it('deploy only the master key hash, as a hidden parameter that must be a sha256 or empty', () => {
@@ -187,8 +204,38 @@ describe('IAM of the functions', () => {
   });
 });
 
+describe('job events', () => {
+  const buses = resourcesOfType(serviceJson, 'AWS::Events::EventBus');
+  const [[busId] = []] = buses;
+  const [deliverId] = functionIdOf(workflowHandlers.deliverWebhook);
+  const fnOf = (functionId: string | undefined) => serviceJson.Resources[functionId ?? ''] as Resource;
+  const roleOf = (functionId: string | undefined) =>
+    (fnOf(functionId).Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0];
+  const putEventsStatements = resourcesOfType(serviceJson, 'AWS::IAM::Policy').flatMap(([, policy]) =>
+    (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement.filter((s) =>
+      JSON.stringify(s.Action).includes('events:PutEvents'),
+    ).map((statement) => ({ statement, roles: policy.Properties.Roles as { Ref: string }[] })),
+  );
+
+  it('go to one event bus of the service', () => {
+    expect(buses).toHaveLength(1);
+    expect(buses[0]?.[1].Properties.Name).toEqual(expect.stringMatching(/-jobs$/));
+  });
+
+  it('are published by the webhook task only, which gets the bus name', () => {
+    const variables = (fnOf(deliverId).Properties.Environment as { Variables: Record<string, unknown> })
+      .Variables;
+    expect(variables.EVENT_BUS_NAME).toEqual({ Ref: busId });
+    expect(putEventsStatements).toHaveLength(1);
+    expect(putEventsStatements[0]?.roles).toEqual([{ Ref: roleOf(deliverId) }]);
+    expect(putEventsStatements[0]?.statement.Resource).toEqual({ 'Fn::GetAtt': [busId, 'Arn'] });
+  });
+});
+
 describe('ServiceStack outputs', () => {
-  it('give the API URL and the state machine ARN', () => {
-    expect(Object.keys(serviceJson.Outputs)).toEqual(expect.arrayContaining(['ApiUrl', 'StateMachineArn']));
+  it('give the API URL, the state machine ARN and the event bus', () => {
+    expect(Object.keys(serviceJson.Outputs)).toEqual(
+      expect.arrayContaining(['ApiUrl', 'StateMachineArn', 'EventBusName']),
+    );
   });
 });

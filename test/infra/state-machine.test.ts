@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { handlerMetadataKey, inference, workflowHandlers } from '../../lib/config.ts';
+import {
+  handlerMetadataKey,
+  inference,
+  lastResortSettlement,
+  webhookRetry,
+  workflow,
+  workflowFunction,
+  workflowHandlers,
+} from '../../lib/config.ts';
 import { resolveJoin, resourcesOfType, synthesize } from './templates.ts';
 
 const { serviceJson } = synthesize();
@@ -16,7 +24,7 @@ interface State {
   InputPath?: string;
   ResultPath?: string | null;
   TimeoutSeconds?: number;
-  Retry?: Record<string, unknown>[];
+  Retry?: { ErrorEquals: string[]; [key: string]: unknown }[];
   Catch?: { ErrorEquals: string[]; ResultPath?: string; Next: string }[];
 }
 const definition = JSON.parse(definitionString) as {
@@ -36,6 +44,55 @@ const functionArnOf = (handler: string) => {
   return `\${Token[${logicalId}.Arn]}`;
 };
 
+const TRANSIENT_RETRY = {
+  ErrorEquals: [
+    'Lambda.ServiceException',
+    'Lambda.AWSLambdaException',
+    'Lambda.SdkClientException',
+    'Lambda.TooManyRequestsException',
+    'TransientError',
+  ],
+  IntervalSeconds: 2,
+  MaxAttempts: 3,
+  BackoffRate: 2,
+  JitterStrategy: 'FULL',
+};
+const catchAll = (next: string, resultPath: string) => [
+  { ErrorEquals: ['States.ALL'], ResultPath: resultPath, Next: next },
+];
+
+/** Every state reachable from `from` through Next and Catch. */
+function reachable(from: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const state = states[name];
+    if (state?.Next) visit(state.Next);
+    for (const catcher of state?.Catch ?? []) visit(catcher.Next);
+  };
+  visit(from);
+  return seen;
+}
+
+/** Upper bound of the time a task can take with all its retries: attempts × timeout + the longest waits. */
+function worstCaseSeconds(state: State): number {
+  let total = state.TimeoutSeconds ?? Number.POSITIVE_INFINITY;
+  for (const retrier of state.Retry ?? []) {
+    const {
+      IntervalSeconds = 1,
+      MaxAttempts = 3,
+      BackoffRate = 2,
+      MaxDelaySeconds,
+    } = retrier as Record<string, number>;
+    for (let n = 0; n < MaxAttempts; n++) {
+      total += Math.min(IntervalSeconds * BackoffRate ** n, MaxDelaySeconds ?? Number.POSITIVE_INFINITY);
+      total += state.TimeoutSeconds ?? Number.POSITIVE_INFINITY;
+    }
+  }
+  return total;
+}
+
 describe('job workflow state machine', () => {
   it('is a STANDARD machine with X-Ray tracing and ERROR-level logs', () => {
     expect(stateMachine?.Properties).toMatchObject({
@@ -45,16 +102,27 @@ describe('job workflow state machine', () => {
     });
   });
 
-  it('gives up on an execution after 15 minutes', () => {
-    expect(definition.TimeoutSeconds).toBe(900);
+  it('gives up on an execution after 24 hours, room for the whole webhook schedule', () => {
+    expect(definition.TimeoutSeconds).toBe(24 * 3600);
+    expect(worstCaseSeconds(states.DeliverWebhook!)).toBeLessThan(12 * 3600);
   });
 
-  it('has exactly the five states, starting at PrepareJob', () => {
+  it('has exactly these states, starting at PrepareJob', () => {
     expect(definition.StartAt).toBe('PrepareJob');
     expect(Object.keys(states).sort()).toEqual(
-      ['JobSettled', 'PrepareJob', 'RunInference', 'SettleFailure', 'SettleSuccess'].sort(),
+      [
+        'DeliverWebhook',
+        'JobSettled',
+        'MarkDeliveryFailed',
+        'PrepareJob',
+        'RunInference',
+        'SettleFailure',
+        'SettleLastResort',
+        'SettleSuccess',
+      ].sort(),
     );
     expect(states.JobSettled?.Type).toBe('Succeed');
+    expect(Object.values(states).filter((state) => state.Type === 'Fail')).toEqual([]);
   });
 
   it('prepares the order from the jobId', () => {
@@ -79,54 +147,126 @@ describe('job workflow state machine', () => {
     expect(states.RunInference?.Parameters).toBeUndefined();
   });
 
-  it('settles success with the result and discards the answer', () => {
+  it('settles success with the result, discards the answer and goes on to the webhook', () => {
     expect(states.SettleSuccess).toMatchObject({
       Type: 'Task',
       Resource: functionArnOf(workflowHandlers.settleJob),
       Parameters: { 'jobId.$': '$.jobId', outcome: 'success', 'result.$': '$.result' },
       ResultPath: null,
-      Next: 'JobSettled',
+      Next: 'DeliverWebhook',
     });
   });
 
-  it('settles failure with the caught error and still ends in Succeed', () => {
-    expect(states.SettleFailure).toMatchObject({
-      Type: 'Task',
-      Resource: functionArnOf(workflowHandlers.settleJob),
-      Parameters: { 'jobId.$': '$.jobId', outcome: 'failure', 'failure.$': '$.failure' },
-      ResultPath: null,
-      Next: 'JobSettled',
-    });
+  it.each(['SettleFailure', 'SettleLastResort'])(
+    '%s settles failure with the caught error and goes on to the webhook',
+    (name) => {
+      expect(states[name]).toMatchObject({
+        Type: 'Task',
+        Resource: functionArnOf(workflowHandlers.settleJob),
+        Parameters: { 'jobId.$': '$.jobId', outcome: 'failure', 'failure.$': '$.failure' },
+        ResultPath: null,
+        Next: 'DeliverWebhook',
+      });
+    },
+  );
+
+  it.each(['PrepareJob', 'RunInference', 'SettleSuccess'])('%s sends any error to SettleFailure', (name) => {
+    expect(states[name]?.Catch).toEqual(catchAll('SettleFailure', '$.failure'));
   });
 
-  it.each(tasks.map(([name]) => name))('%s retries only the transient errors, with full jitter', (name) => {
-    expect(states[name]?.Retry).toEqual([
+  it('sends a failure to settle a failure to SettleLastResort, keeping the original failure', () => {
+    expect(states.SettleFailure?.Catch).toEqual(catchAll('SettleLastResort', '$.settleError'));
+  });
+
+  it('retries the last-resort settlement on any error for hours, and nothing catches after it', () => {
+    expect(states.SettleLastResort?.Retry).toEqual([
       {
-        ErrorEquals: [
-          'Lambda.ServiceException',
-          'Lambda.AWSLambdaException',
-          'Lambda.SdkClientException',
-          'Lambda.TooManyRequestsException',
-          'TransientError',
-        ],
-        IntervalSeconds: 2,
-        MaxAttempts: 3,
-        BackoffRate: 2,
+        ErrorEquals: ['States.ALL'],
+        IntervalSeconds: lastResortSettlement.intervalSeconds,
+        MaxAttempts: lastResortSettlement.maxAttempts,
+        BackoffRate: lastResortSettlement.backoffRate,
+        MaxDelaySeconds: lastResortSettlement.maxDelaySeconds,
         JitterStrategy: 'FULL',
       },
     ]);
+    expect(states.SettleLastResort?.Catch).toBeUndefined();
   });
 
-  it.each(['PrepareJob', 'RunInference'])('%s sends any error to SettleFailure', (name) => {
-    expect(states[name]?.Catch).toEqual([
-      { ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'SettleFailure' },
+  it('catches every error of every task, except the last-resort settlement', () => {
+    for (const [name, task] of tasks) {
+      if (name === 'SettleLastResort') continue;
+      expect(task.Catch?.[0]?.ErrorEquals, name).toEqual(['States.ALL']);
+    }
+  });
+
+  it('bounds every task with a timeout and the job work to well under the execution limit', () => {
+    for (const [name, task] of tasks) {
+      expect(task.TimeoutSeconds, name).toBeGreaterThan(0);
+      if (name !== 'RunInference') {
+        expect(task.TimeoutSeconds, name).toBe(workflow.taskTimeoutSeconds);
+        // The task waits longer than its function may run, so a timeout means the function is gone.
+        expect(task.TimeoutSeconds, name).toBeGreaterThan(workflowFunction.timeoutSeconds);
+      }
+    }
+    // Worst case until the job is settled on the longest path: prepare, inference, a failing success
+    // settlement, a failing failure settlement and the last resort, every attempt timing out.
+    const path = ['PrepareJob', 'RunInference', 'SettleSuccess', 'SettleFailure', 'SettleLastResort'];
+    const jobWork = path.reduce((sum, name) => sum + worstCaseSeconds(states[name]!), 0);
+    expect(jobWork).toBeLessThan(4 * 3600);
+    expect(
+      jobWork + worstCaseSeconds(states.DeliverWebhook!) + worstCaseSeconds(states.MarkDeliveryFailed!),
+    ).toBeLessThan(definition.TimeoutSeconds!);
+  });
+
+  it('reaches the webhook from every settlement and ends in Succeed after it', () => {
+    for (const name of ['SettleSuccess', 'SettleFailure', 'SettleLastResort']) {
+      expect(reachable(name), name).toContain('DeliverWebhook');
+    }
+    expect(reachable('DeliverWebhook')).toEqual(
+      new Set(['DeliverWebhook', 'MarkDeliveryFailed', 'JobSettled']),
+    );
+  });
+
+  it('delivers the webhook with the execution name and retries on the published schedule', () => {
+    expect(states.DeliverWebhook).toMatchObject({
+      Type: 'Task',
+      Resource: functionArnOf(workflowHandlers.deliverWebhook),
+      Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$$.Execution.Name' },
+      ResultPath: '$.webhook',
+      Next: 'JobSettled',
+    });
+    expect(states.DeliverWebhook?.Retry).toEqual([
+      TRANSIENT_RETRY,
+      {
+        ErrorEquals: ['WebhookDeliveryError'],
+        IntervalSeconds: 30,
+        MaxAttempts: 7,
+        BackoffRate: 4,
+        MaxDelaySeconds: 4 * 3600,
+        JitterStrategy: 'FULL',
+      },
     ]);
+    expect(webhookRetry.error).toBe('WebhookDeliveryError');
+    expect(states.DeliverWebhook?.Catch).toEqual(catchAll('MarkDeliveryFailed', '$.webhookError'));
   });
 
-  it('does not catch errors while settling', () => {
-    expect(states.SettleSuccess?.Catch).toBeUndefined();
-    expect(states.SettleFailure?.Catch).toBeUndefined();
+  it('marks the delivery failed after the last attempt and still succeeds', () => {
+    expect(states.MarkDeliveryFailed).toMatchObject({
+      Type: 'Task',
+      Resource: functionArnOf(workflowHandlers.deliverWebhook),
+      Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$$.Execution.Name', final: true },
+      ResultPath: '$.webhook',
+      Next: 'JobSettled',
+    });
+    expect(states.MarkDeliveryFailed?.Catch).toEqual(catchAll('JobSettled', '$.webhookError'));
   });
+
+  it.each(tasks.map(([name]) => name).filter((name) => name !== 'SettleLastResort'))(
+    '%s retries the transient errors first, with full jitter',
+    (name) => {
+      expect(states[name]?.Retry?.[0]).toEqual(TRANSIENT_RETRY);
+    },
+  );
 
   it('invokes functions directly (payload only), never through a callback', () => {
     for (const [name, task] of tasks) {

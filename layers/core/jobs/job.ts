@@ -90,4 +90,6 @@ export interface Job {
   retries: number;
   /** Optimistic-lock counter: every stored change increments it. */
   version: number;
+  /** Set on the job of a batch item: which batch, which of its items. */
+  batch?: { id: string; item: number };
 }

@@ -41,7 +41,8 @@ export async function cancelOwnJob(deps: ControlDeps, caller: Caller, jobId: str
  *    workflow execution: 202.
  * 2. A job that is already running again because of an earlier retry is returned as it is: 200, so a
  *    client may repeat the call safely.
- * 3. Anything else cannot be retried: 409.
+ * 3. Anything else cannot be retried: 409, and neither can the job of a batch item (spec 3: retry is for
+ *    standalone jobs; the batch's retry makes its item a new job with its own reservation).
  */
 export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: string) {
   const current = await getOwnJob(deps, caller, jobId);
@@ -50,6 +51,9 @@ export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: stri
   }
   if (current.status !== 'failed') {
     throw new ConflictError(`Job ${jobId} is ${current.status}; only a failed job can be retried`);
+  }
+  if (current.batch) {
+    throw new ConflictError(`Job ${jobId} belongs to batch ${current.batch.id}; retry the batch instead`);
   }
   const job = await updateJob(deps, jobId, (latest) => {
     if (latest.status !== 'failed') return null;

@@ -23,6 +23,8 @@ export interface WorkflowDeps {
 
 export interface SettleDeps extends WorkflowDeps {
   files: FileRepository;
+  /** Moves a batch on once one of its item jobs has settled (use-cases/advance-batch.ts); optional. */
+  advanceBatch?: (batchId: string, settled: Job) => Promise<unknown>;
 }
 
 /**
@@ -75,5 +77,7 @@ export async function settleJob(deps: SettleDeps, settlement: Settlement): Promi
   // After the job write, and again on a repeated settlement (registration skips what it already has),
   // so a crash between the two steps cannot lose the owner's file records.
   if (settlement.outcome === 'success') await registerResultFiles(deps, job, settlement.result.files);
+  // Also on a repeated settlement: the batch step is idempotent, and a lost one is made up this way.
+  if (job.batch && deps.advanceBatch) await deps.advanceBatch(job.batch.id, job);
   return job;
 }

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,12 @@ export interface RunningServer {
   masterKey: string;
   dataDir: string;
   createKey(credits: number, flags?: string[]): Promise<string>;
+  /** A new key and its webhook signing secret, as `keys create --json` prints them. */
+  createKeyWithSecret(credits: number, flags?: string[]): Promise<{ key: string; webhookSecret: string }>;
+  /** `npm run cli -- <args>` against this server's data; the last line of its output, parsed as JSON. */
+  cli(args: string[]): Promise<JsonBody>;
+  /** The job events published so far (the local stand-in of the EventBridge bus). */
+  events(): Promise<JsonBody[]>;
   stop(): Promise<void>;
 }
 
@@ -48,18 +54,33 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     child.once('exit', (code) => reject(new Error(`server exited with ${code}:\n${output}`)));
   });
   const run = promisify(execFile);
+  const cli = async (args: string[]) => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'bin/cli.ts', ...args], {
+      cwd: REPO_ROOT,
+      env: childEnv,
+    });
+    return JSON.parse(stdout.trim().split('\n').pop()!) as JsonBody;
+  };
+  const createKeyWithSecret = async (credits: number, flags: string[] = []) => {
+    const created = await cli(['keys', 'create', '--credits', String(credits), '--json', ...flags]);
+    return { key: created.key as string, webhookSecret: created.webhook_secret as string };
+  };
   return {
     baseUrl,
     origin: new URL(baseUrl).origin,
     masterKey,
     dataDir,
     async createKey(credits, flags = []) {
-      const { stdout } = await run(
-        process.execPath,
-        ['--import', 'tsx', 'bin/cli.ts', 'keys', 'create', '--credits', String(credits), '--json', ...flags],
-        { cwd: REPO_ROOT, env: childEnv },
-      );
-      return (JSON.parse(stdout.trim().split('\n').pop()!) as { key: string }).key;
+      return (await createKeyWithSecret(credits, flags)).key;
+    },
+    createKeyWithSecret,
+    cli,
+    async events() {
+      const text = await readFile(path.join(dataDir, 'events.jsonl'), 'utf8').catch(() => '');
+      return text
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as JsonBody);
     },
     async stop() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -71,7 +92,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read response bodies field by field and assert on them.
-type JsonBody = Record<string, any>;
+export type JsonBody = Record<string, any>;
 
 export interface ApiResponse {
   status: number;

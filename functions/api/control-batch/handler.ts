@@ -1,0 +1,21 @@
+import middy from '@middy/core';
+import { batchDeps } from '#aws/batch-wiring.ts';
+import { deps } from '#aws/wiring.ts';
+import { BATCH_ACTIONS, type BatchAction, batchResource } from '#core/batches/batch.ts';
+import { NotFoundError } from '#core/errors.ts';
+import { controlBatch } from '#core/use-cases/control-batch.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { type HttpResult, json } from '#http/responses.ts';
+
+/** POST /batches/{batch_id}/pause, /resume, /cancel, /retry; no body. */
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'key', deps }))
+  .handler(async (event, context) => {
+    const action = event.pathParameters?.action ?? '';
+    if (!(BATCH_ACTIONS as readonly string[]).includes(action)) {
+      throw new NotFoundError(`No batch action ${action}; use ${BATCH_ACTIONS.join(', ')}`);
+    }
+    const batchId = event.pathParameters?.batch_id ?? '';
+    const { batch, items } = await controlBatch(batchDeps(), context.caller, batchId, action as BatchAction);
+    return json(200, { batch: batchResource(batch, items) });
+  });

@@ -1,0 +1,12 @@
+import middy from '@middy/core';
+import { deps } from '#aws/wiring.ts';
+import { listJobDeliveries } from '#core/use-cases/deliver-webhook.ts';
+import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
+import { type HttpResult, json } from '#http/responses.ts';
+
+/** The webhook delivery log of one of the caller's jobs. */
+export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .handler(async (event, context) =>
+    json(200, await listJobDeliveries(deps(), context.caller, event.pathParameters?.job_id ?? '')),
+  );

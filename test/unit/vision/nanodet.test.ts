@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { InternalError } from '#core/errors.ts';
+import {
+  COCO_CLASSES,
+  decodeNanodet,
+  NANODET_CLASS_COUNT,
+  NANODET_STRIDES,
+  nanodetLetterbox,
+  nanodetRowCounts,
+} from '#core/vision/nanodet.ts';
+
+/** Box logits that put all the weight on one bin per side: distances (in bins) left, top, right, bottom. */
+function sideLogits(bins: [number, number, number, number]): number[] {
+  return bins.flatMap((b) => Array.from({ length: 8 }, (_, k) => (k === b ? 20 : -20)));
+}
+
+interface Cell {
+  level: number;
+  row: number;
+  col: number;
+  scores: Record<number, number>;
+  bins: [number, number, number, number];
+}
+
+/** Outputs where every anchor scores 0 except the given cells. */
+function outputs(cells: Cell[]) {
+  const rows = nanodetRowCounts();
+  const scores = rows.map((n) => new Float32Array(n * NANODET_CLASS_COUNT));
+  const boxes = rows.map((n) => new Float32Array(n * 32));
+  for (const cell of cells) {
+    const side = Math.ceil(416 / NANODET_STRIDES[cell.level]!);
+    const r = cell.row * side + cell.col;
+    for (const [c, s] of Object.entries(cell.scores))
+      scores[cell.level]![r * NANODET_CLASS_COUNT + Number(c)] = s;
+    boxes[cell.level]!.set(sideLogits(cell.bins), r * 32);
+  }
+  return { scores, boxes };
+}
+
+describe('nanodetLetterbox', () => {
+  it('fits the long side to 416 and keeps the aspect', () => {
+    expect(nanodetLetterbox({ width: 4000, height: 3000 })).toEqual({
+      scale: 0.104,
+      width: 416,
+      height: 312,
+    });
+    expect(nanodetLetterbox({ width: 250, height: 380 })).toMatchObject({ width: 274, height: 416 });
+  });
+});
+
+describe('decodeNanodet', () => {
+  it('has the COCO classes in model order and the row counts of the 416 input', () => {
+    expect(COCO_CLASSES).toHaveLength(80);
+    expect([COCO_CLASSES[2], COCO_CLASSES[5], COCO_CLASSES[7]]).toEqual(['car', 'bus', 'truck']);
+    expect(nanodetRowCounts()).toEqual([2704, 676, 169]);
+  });
+
+  it('decodes DFL distances around the cell prior, times the stride', () => {
+    // Stride 32, cell (row 4, col 6): prior at (192, 128); sides 2, 1, 3, 2 bins.
+    const out = outputs([{ level: 2, row: 4, col: 6, scores: { 2: 0.8 }, bins: [2, 1, 3, 2] }]);
+    const [car] = decodeNanodet(out);
+    expect(car!.classId).toBe(2);
+    expect(car!.score).toBeCloseTo(0.8, 6);
+    expect(car!.box.x).toBeCloseTo(192 - 64, 3);
+    expect(car!.box.y).toBeCloseTo(128 - 32, 3);
+    expect(car!.box.w).toBeCloseTo(64 + 96, 3);
+    expect(car!.box.h).toBeCloseTo(32 + 64, 3);
+  });
+
+  it('takes the expectation of the bin softmax, not its argmax', () => {
+    const out = outputs([{ level: 0, row: 10, col: 10, scores: { 0: 0.9 }, bins: [0, 0, 0, 0] }]);
+    // Left side: equal logits on bins 1 and 2 -> 1.5 bins.
+    const left = Array.from({ length: 8 }, (_, k) => (k === 1 || k === 2 ? 10 : -30));
+    out.boxes[0]!.set(left, (10 * 52 + 10) * 32);
+    const [person] = decodeNanodet(out);
+    expect(person!.box.x).toBeCloseTo(80 - 1.5 * 8, 3);
+  });
+
+  it('maps boxes back to the source with the letterbox scale and clips them', () => {
+    const out = outputs([{ level: 2, row: 1, col: 1, scores: { 7: 0.6 }, bins: [7, 7, 2, 2] }]);
+    const [truck] = decodeNanodet(out, { scale: 0.5, source: { width: 600, height: 400 } });
+    // Prior (32, 32): left 32 - 224 < 0 -> clipped to 0; right (32 + 64) / 0.5 = 192.
+    expect(truck!.box).toEqual({ x: 0, y: 0, w: 192, h: 192 });
+  });
+
+  it('drops scores under the threshold and suppresses overlaps per class only', () => {
+    const out = outputs([
+      { level: 1, row: 10, col: 10, scores: { 2: 0.7, 7: 0.5 }, bins: [3, 3, 3, 3] },
+      { level: 1, row: 10, col: 11, scores: { 2: 0.6 }, bins: [3, 3, 3, 3] },
+      { level: 1, row: 20, col: 20, scores: { 2: 0.2 }, bins: [3, 3, 3, 3] },
+    ]);
+    const found = decodeNanodet(out);
+    expect(found.map((d) => [d.classId, d.score.toFixed(1)])).toEqual([
+      [2, '0.7'],
+      [7, '0.5'],
+    ]);
+    expect(decodeNanodet(out, { scoreThreshold: 0.1 })).toHaveLength(3);
+  });
+
+  it('refuses outputs that do not match the 416 input', () => {
+    const out = outputs([]);
+    expect(() => decodeNanodet({ scores: out.scores.slice(0, 2), boxes: out.boxes })).toThrow(InternalError);
+    expect(() =>
+      decodeNanodet({ scores: [new Float32Array(80), ...out.scores.slice(1)], boxes: out.boxes }),
+    ).toThrow(/does not match/);
+  });
+});
