@@ -129,7 +129,11 @@ export function dynamodbBatches(
       const start = changes.start;
       if (start) {
         writes.push({
-          Put: { TableName: table, Item: jobItem(start.job), ConditionExpression: 'attribute_not_exists(pk)' },
+          Put: {
+            TableName: table,
+            Item: jobItem(start.job),
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
         });
         if (start.reservation) {
           writes.push(...movementWrites(table, start.reservation, maxInFlight, now().toISOString()));

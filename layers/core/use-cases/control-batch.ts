@@ -92,7 +92,8 @@ async function updateBatch(
     const decided = await decide(before);
     if (decided === before) return { before, after: before };
     const after = { ...decided, updatedAt: deps.clock.now().toISOString() };
-    if (await deps.batches.update(before, after)) return { before, after: { ...after, version: before.version + 1 } };
+    if (await deps.batches.update(before, after))
+      return { before, after: { ...after, version: before.version + 1 } };
   }
   throw new TransientError(`Batch ${batchId} kept changing while it was being updated`);
 }

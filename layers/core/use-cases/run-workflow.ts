@@ -60,6 +60,7 @@ export type Settlement =
  * A success also lists the result files among the owner's files.
  */
 export async function settleJob(deps: SettleDeps, settlement: Settlement): Promise<Job> {
+  if (settlement.outcome === 'success') await registerFilesBeforeSuccess(deps, settlement);
   const job = await updateJob(deps, settlement.jobId, (job) => {
     if (isTerminal(job.status)) return null;
     const now = deps.clock.now().toISOString();
@@ -74,10 +75,22 @@ export async function settleJob(deps: SettleDeps, settlement: Settlement): Promi
       movement: settlementOf(job, 'release'),
     };
   });
-  // After the job write, and again on a repeated settlement (registration skips what it already has),
-  // so a crash between the two steps cannot lose the owner's file records.
-  if (settlement.outcome === 'success') await registerResultFiles(deps, job, settlement.result.files);
   // Also on a repeated settlement: the batch step is idempotent, and a lost one is made up this way.
   if (job.batch && deps.advanceBatch) await deps.advanceBatch(job.batch.id, job);
   return job;
+}
+
+/**
+ * The owner's file records go in before the job shows success, so a client that sees `success` finds
+ * its files at once. A repeated settlement registers nothing twice, and a crash between the two writes
+ * is made up by the retried step, which finds the job still processing.
+ */
+async function registerFilesBeforeSuccess(
+  deps: SettleDeps,
+  settlement: Extract<Settlement, { outcome: 'success' }>,
+) {
+  const job = await deps.jobs.get(settlement.jobId);
+  if (!job || job.status !== 'processing' || job.cancelRequested) return;
+  const finishing = succeedJob(job, settlement.result.output, deps.clock.now().toISOString());
+  await registerResultFiles(deps, finishing, settlement.result.files);
 }
