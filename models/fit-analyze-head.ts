@@ -387,7 +387,8 @@ export function score(
 }
 
 const typeConfidence = (p: ArrayLike<number>) => Math.max(p[0]!, 1 - p[0]!);
-const floorTo = (v: number, step: number) => Math.floor(v / step) * step;
+/** Rounded down to a multiple of `step`, without the float residue (18 / 0.1 is 179.999...). */
+const floorTo = (v: number, step: number) => Number((Math.floor(v / step + 1e-9) * step).toFixed(10));
 
 /**
  * The 800 thresholds, from held-out predictions and the labelled photos:
@@ -512,7 +513,9 @@ async function main() {
     bias: Float64Array.from(file.bias),
   };
   const argmax = (p: Float64Array) => p.indexOf(Math.max(...p));
-  const agree = samples.filter((s) => argmax(predictSample(stored, s)) === argmax(predictSample(model, s))).length;
+  const agree = samples.filter(
+    (s) => argmax(predictSample(stored, s)) === argmax(predictSample(model, s)),
+  ).length;
   const fit = score(
     samples,
     samples.map((s) => predictSample(stored, s)),

@@ -365,9 +365,9 @@ export function featureStrength(features: ArrayLike<number>, channels = 1280): n
 /**
  * Photo type and view from the head's probabilities.
  * 1. Interior against the sum of the views gives the photo type.
- * 2. UnclassifiableError (800) when the photo type is below the head's `minTypeConfidence`, when an
- *    exterior has no vehicle in it, or when an interior shows less than `minInteriorStrength`: a blank
- *    or unrelated picture should not come back as some interior or view.
+ * 2. UnclassifiableError (800) when an interior shows less than `minInteriorStrength`, when the photo
+ *    type is below the head's `minTypeConfidence`, or when an exterior has no vehicle in it: a blank or
+ *    unrelated picture should not come back as some interior or view.
  * 3. For an exterior, the best view and its share of the exterior probability. A low view confidence
  *    is reported as such, not refused: the photo type is still known.
  */
@@ -380,19 +380,17 @@ export function decide(
   const interior = probabilities[interiorAt]!;
   const isInterior = interior >= 0.5;
   const typeConf = isInterior ? interior : 1 - interior;
+  if (isInterior && evidence.strength < head.minInteriorStrength) {
+    throw new UnclassifiableError(
+      'The photo could not be classified: it shows neither a car nor an interior',
+    );
+  }
   if (typeConf < head.minTypeConfidence) {
     throw new UnclassifiableError(
       `The photo could not be classified: interior or exterior is only ${Math.round(typeConf * 100)}% sure`,
     );
   }
-  if (isInterior) {
-    if (evidence.strength < head.minInteriorStrength) {
-      throw new UnclassifiableError(
-        'The photo could not be classified: it shows neither a car nor an interior',
-      );
-    }
-    return { photoType: { value: 'interior', conf: typeConf } };
-  }
+  if (isInterior) return { photoType: { value: 'interior', conf: typeConf } };
   if (!evidence.vehicleFound) {
     throw new UnclassifiableError('The photo could not be classified: no car was found in it');
   }

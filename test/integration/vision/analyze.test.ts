@@ -113,6 +113,7 @@ describe.skipIf(!available)('analyze on real photos (../shared)', () => {
     const error = await analyze(grey).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(UnclassifiableError);
     expect((error as UnclassifiableError).code).toBe(800);
+    expect((error as Error).message).toMatch(/neither a car nor an interior/);
   });
 
   it('answers the same for a photo and its mirror image, left and right swapped', async () => {

@@ -248,9 +248,9 @@ describe('the fitted head file', () => {
   it('is refused when its shape does not fit', () => {
     expect(() => parseHead({ ...headJson, classes: ['interior'] })).toThrow(/classes/);
     expect(() => parseHead({ ...headJson, bias: [] })).toThrow(/bias/);
-    expect(() => parseHead({ ...headJson, weights: headJson.weights.map((r) => r.map((w) => w + 0.5)) })).toThrow(
-      /weights/,
-    );
+    expect(() =>
+      parseHead({ ...headJson, weights: headJson.weights.map((r) => r.map((w) => w + 0.5)) }),
+    ).toThrow(/weights/);
     expect(() => parseHead(headJson, 10)).toThrow(/for 10 features/);
   });
 });
