@@ -65,7 +65,8 @@ export function httpStack(options: {
 export function errorResponse(error: unknown): HttpResult {
   if (error instanceof ServiceError) {
     const message = error.expose ? error.message : 'The service could not complete the request; try again';
-    if (!error.expose || error.status >= 500) console.error(JSON.stringify({ level: 'error', error: describe(error) }));
+    if (!error.expose || error.status >= 500)
+      console.error(JSON.stringify({ level: 'error', error: describe(error) }));
     return json(error.status, errorBody(error.code, message));
   }
   console.error(JSON.stringify({ level: 'error', error: describe(error) }));
@@ -73,5 +74,7 @@ export function errorResponse(error: unknown): HttpResult {
 }
 
 function describe(error: unknown) {
-  return error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : { error };
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack }
+    : { error };
 }

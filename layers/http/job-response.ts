@@ -1,5 +1,5 @@
-import type { Job } from '#core/jobs/job.ts';
 import { jobEnvelope } from '#core/jobs/envelope.ts';
+import type { Job } from '#core/jobs/job.ts';
 import type { AccountRepository } from '#core/ports.ts';
 import { type HttpResult, json } from './responses.ts';
 

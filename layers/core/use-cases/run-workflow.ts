@@ -90,7 +90,7 @@ async function registerFilesBeforeSuccess(
   settlement: Extract<Settlement, { outcome: 'success' }>,
 ) {
   const job = await deps.jobs.get(settlement.jobId);
-  if (!job || job.status !== 'processing' || job.cancelRequested) return;
+  if (job?.status !== 'processing' || job.cancelRequested) return;
   const finishing = succeedJob(job, settlement.result.output, deps.clock.now().toISOString());
   await registerResultFiles(deps, finishing, settlement.result.files);
 }

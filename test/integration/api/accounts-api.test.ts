@@ -63,20 +63,29 @@ describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
       body: JSON.stringify({ webhook_url: 'https://hooks.example.com/photo-jobs' }),
     });
-    expect(await put.json()).toMatchObject({ webhook_url: 'https://hooks.example.com/photo-jobs', webhook_enabled: true });
+    expect(await put.json()).toMatchObject({
+      webhook_url: 'https://hooks.example.com/photo-jobs',
+      webhook_enabled: true,
+    });
     const form = await fetch(`${server.baseUrl}/webhook`, {
       method: 'PATCH',
       headers: { 'x-api-key': key },
       body: new URLSearchParams({ webhook_url: 'https://hooks.example.com/v2' }),
     });
-    expect(await form.json()).toMatchObject({ webhook_url: 'https://hooks.example.com/v2', webhook_enabled: true });
+    expect(await form.json()).toMatchObject({
+      webhook_url: 'https://hooks.example.com/v2',
+      webhook_enabled: true,
+    });
 
     const created = await api(server, key).postForm('/process', photoForm());
     expect(created.status).toBe(402);
     const empty = await client.postJson('/webhook', { webhook_url: '' });
     expect(empty.body).toMatchObject({ webhook_url: '', webhook_enabled: false });
     await client.postJson('/webhook', { webhook_url: 'https://hooks.example.com/again' });
-    const deleted = await fetch(`${server.baseUrl}/webhook`, { method: 'DELETE', headers: { 'x-api-key': key } });
+    const deleted = await fetch(`${server.baseUrl}/webhook`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': key },
+    });
     expect(await deleted.json()).toMatchObject({ webhook_enabled: false });
   });
 
@@ -98,9 +107,9 @@ describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement',
   });
 
   it('keeps the master key from storing a webhook and guests from /webhook', async () => {
-    expect((await api(server, server.masterKey).postJson('/webhook', { webhook_url: 'https://a.example' })).status).toBe(
-      400,
-    );
+    expect(
+      (await api(server, server.masterKey).postJson('/webhook', { webhook_url: 'https://a.example' })).status,
+    ).toBe(400);
     expect((await api(server).get('/webhook')).status).toBe(401);
   });
 
@@ -108,7 +117,10 @@ describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement',
     const first = await fetch(`${server.baseUrl}/quota`);
     const cookie = first.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^pj_guest=[^;]+; Path=\/api\/v1; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
-    expect(((await first.json()) as { quota: object }).quota).toMatchObject({ authorized: false, remaining: 6 });
+    expect(((await first.json()) as { quota: object }).quota).toMatchObject({
+      authorized: false,
+      remaining: 6,
+    });
 
     const session = { cookie: cookie.split(';')[0]! };
     const created = await api(server).postForm('/jobs', photoForm(), session);
@@ -119,7 +131,9 @@ describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement',
     expect(((await done.json()) as { status: string }).status).toMatch(/queued|processing|success/);
     expect((await api(server).postForm('/jobs', photoForm(), session)).status).toBe(402);
 
-    const forged = await fetch(`${server.baseUrl}/quota`, { headers: { cookie: 'pj_guest=abcdefghijklmnopqrstuvwx.forged' } });
+    const forged = await fetch(`${server.baseUrl}/quota`, {
+      headers: { cookie: 'pj_guest=abcdefghijklmnopqrstuvwx.forged' },
+    });
     expect(forged.headers.get('set-cookie')).toMatch(/^pj_guest=/);
   });
 
