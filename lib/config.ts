@@ -115,6 +115,8 @@ export const bucketPrefixes = {
   assets: { prefix: 'assets/', expireDays: 7 },
   /** A batch's extracted photos and its download archives (docs/decisions.md, Batches). */
   batches: { prefix: 'batches/', expireDays: 30 },
+  /** Results kept by content hash so a repeated photo is not inferred again (`inference_cached`). */
+  cache: { prefix: 'cache/', expireDays: 30 },
 } as const;
 
 export const abortIncompleteUploadsAfterDays = 1;

@@ -1,13 +1,17 @@
 import { deps } from '#aws/wiring.ts';
-import { type InferenceResult, runInference } from '#core/use-cases/run-inference.ts';
+import { cachedRunner } from '#core/use-cases/inference-cache.ts';
+import { type InferenceResult, type OperationRunner, runInference } from '#core/use-cases/run-inference.ts';
 import type { WorkOrder } from '#core/use-cases/run-workflow.ts';
-import { onnxOperationRunner } from '#vision/operation-runner.ts';
+import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
 
-let runner: ReturnType<typeof onnxOperationRunner> | undefined;
+let runner: OperationRunner | undefined;
 
-/** The container-image function: runs the models for one job and stores what they produce. */
+/** The container-image function: runs the models for one job (or reuses an identical earlier run). */
 export const handler = async (order: WorkOrder): Promise<InferenceResult> => {
   const d = deps();
-  runner ??= onnxOperationRunner({ modelsDir: d.config.MODELS_DIR, threads: d.config.INFERENCE_THREADS });
+  runner ??= cachedRunner(
+    onnxOperationRunner({ modelsDir: d.config.MODELS_DIR, threads: d.config.INFERENCE_THREADS }),
+    { objects: d.objects, modelKey: modelKeyOf },
+  );
   return runInference({ objects: d.objects, runner }, order);
 };

@@ -1,6 +1,7 @@
 import { ModelUnavailableError } from '#core/errors.ts';
 import type { Operation } from '#core/jobs/job.ts';
 import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
+import { HEADS, MODELS, type ModelId } from '#models/manifest.ts';
 import { type ModelCache, type ModelOptions, modelCache } from './models.ts';
 import { analyzeOperation } from './operations/analyze.ts';
 import { backgroundOperation, studioBackgroundOperation } from './operations/background.ts';
@@ -19,6 +20,29 @@ const OPERATIONS: Partial<Record<Operation, OperationImpl>> = {
   background_mask: backgroundMaskOperation,
   analyze: analyzeOperation,
 };
+
+/** The model files each operation's output depends on. */
+const MODELS_USED: Record<Operation, readonly ModelId[]> = {
+  plate: ['lpd-yunet'],
+  plate_mask: ['lpd-yunet'],
+  background: ['isnet'],
+  background_mask: ['isnet'],
+  studio_background: ['isnet', 'lpd-yunet'],
+  analyze: ['nanodet-plus', 'mobilenetv2-int8', 'lpd-yunet'],
+};
+
+/**
+ * Bump when an operation's own processing changes its output with the same models, so that the
+ * inference cache stops serving results made by the old code.
+ */
+const PIPELINE_VERSION = 1;
+
+/** Identifies the exact model files (and fitted head) behind an operation, for the inference cache. */
+export function modelKeyOf(operation: Operation): string {
+  const files = MODELS_USED[operation].map((id) => MODELS[id].sha256);
+  const heads = operation === 'analyze' ? [HEADS['analyze-head'].version] : [];
+  return [`pipeline-${PIPELINE_VERSION}`, ...files, ...heads].join(':');
+}
 
 export function onnxOperationRunner(options: ModelOptions = {}): OperationRunner {
   const models = modelCache(options);

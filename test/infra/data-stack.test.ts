@@ -69,7 +69,13 @@ describe('DataStack bucket', () => {
     const expiryByPrefix = Object.fromEntries(
       rules.filter((rule) => rule.Prefix).map((rule) => [rule.Prefix, rule.ExpirationInDays]),
     );
-    expect(expiryByPrefix).toEqual({ 'sources/': 7, 'results/': 30, 'assets/': 7, 'batches/': 30 });
+    expect(expiryByPrefix).toEqual({
+      'sources/': 7,
+      'results/': 30,
+      'assets/': 7,
+      'batches/': 30,
+      'cache/': 30,
+    });
     expect(rules).toContainEqual(
       expect.objectContaining({
         AbortIncompleteMultipartUpload: { DaysAfterInitiation: 1 },

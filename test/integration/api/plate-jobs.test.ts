@@ -86,6 +86,22 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     expect(await coverage(image, PLATE_PHOTO.box)).toBeGreaterThan(0.85);
   });
 
+  it('reuses the inference for the same bytes and parameters, and says so', async () => {
+    const client = api(server, await server.createKey(10));
+    const form = () => photoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: '#00ff00' });
+    const first = await client.waitForJob((await client.postForm('/jobs', form())).body.id);
+    const second = await client.waitForJob((await client.postForm('/jobs', form())).body.id);
+    expect(first.body.output.inference_cached).toBe(false);
+    expect(second.body).toMatchObject({
+      status: 'success',
+      output: { inference_cached: true },
+      quota: { remaining: 0 },
+    });
+    const bytes = async (url: string) =>
+      Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+    expect((await bytes(second.body.url)).equals(await bytes(first.body.url))).toBe(true);
+  });
+
   it('fails a photo without a plate with code 803 and gives the credits back', async () => {
     const key = await server.createKey(10);
     const client = api(server, key);

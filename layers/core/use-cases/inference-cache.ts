@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { NotFoundError } from '../errors.ts';
+import type { Operation } from '../jobs/job.ts';
+import type { ObjectStore } from '../ports.ts';
+import type { OperationResult, OperationRunner } from './run-inference.ts';
+
+export const INFERENCE_CACHE_PREFIX = 'cache/';
+
+interface CacheEntry {
+  files: Array<{ name: string; roles: OperationResult['files'][number]['roles']; contentType: string }>;
+  analysis?: Record<string, unknown>;
+  modelVersion: Record<string, string>;
+  platesDetected?: number;
+}
+
+const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
+
+/**
+ * The same bytes with the same parameters and the same model files give the same result, so a repeat
+ * is served from storage and marked `inference_cached`. The key covers everything that shapes the output:
+ * the source's hash, the operation, the parameters that affect pixels, a custom background's hash, and
+ * the identity of every model file involved (`modelKey`), so new weights never serve stale results.
+ */
+export function cachedRunner(
+  runner: OperationRunner,
+  deps: { objects: ObjectStore; modelKey: (operation: Operation) => string },
+): OperationRunner {
+  return {
+    async run(operation, input) {
+      const { plateColor, plateSmoothing, plateMaskOnly, background } = input.params;
+      const key = sha256(
+        JSON.stringify({
+          operation,
+          source: input.sourceSha256,
+          params: { plateColor, plateSmoothing, plateMaskOnly, background },
+          backgroundFile: input.background ? sha256(input.background) : null,
+          models: deps.modelKey(operation),
+        }),
+      );
+      const prefix = `${INFERENCE_CACHE_PREFIX}${key}/`;
+      const hit = await read(deps.objects, prefix);
+      if (hit) return hit;
+      const result = await runner.run(operation, input);
+      await write(deps.objects, prefix, result);
+      return result;
+    },
+  };
+}
+
+async function read(objects: ObjectStore, prefix: string): Promise<OperationResult | null> {
+  let entry: CacheEntry;
+  try {
+    entry = JSON.parse((await objects.get(`${prefix}entry.json`)).toString('utf8')) as CacheEntry;
+  } catch (error) {
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+  try {
+    const files = await Promise.all(
+      entry.files.map(async (file) => ({ ...file, bytes: await objects.get(`${prefix}${file.name}`) })),
+    );
+    return { ...entry, files, inferenceCached: true };
+  } catch (error) {
+    // A half-expired entry is a miss, not a failure.
+    if (error instanceof NotFoundError) return null;
+    throw error;
+  }
+}
+
+async function write(objects: ObjectStore, prefix: string, result: OperationResult): Promise<void> {
+  for (const file of result.files) await objects.put(`${prefix}${file.name}`, file.bytes, file.contentType);
+  const entry: CacheEntry = {
+    files: result.files.map(({ name, roles, contentType }) => ({ name, roles, contentType })),
+    ...(result.analysis ? { analysis: result.analysis } : {}),
+    modelVersion: result.modelVersion,
+    ...(result.platesDetected !== undefined ? { platesDetected: result.platesDetected } : {}),
+  };
+  // Written last: an entry is only visible once every file it names is stored.
+  await objects.put(`${prefix}entry.json`, Buffer.from(JSON.stringify(entry)), 'application/json');
+}

@@ -1,0 +1,114 @@
+import { describe, expect, it } from 'vitest';
+import { NotFoundError } from '#core/errors.ts';
+import type { JobParams } from '#core/jobs/job.ts';
+import type { ObjectStore } from '#core/ports.ts';
+import { cachedRunner } from '#core/use-cases/inference-cache.ts';
+import type { OperationRunner } from '#core/use-cases/run-inference.ts';
+
+const params: JobParams = {
+  plateColor: '#141414',
+  plateSmoothing: true,
+  plateMaskOnly: false,
+  background: 'studio',
+  backgroundFileKey: null,
+  webhookUrl: null,
+};
+
+function setup() {
+  const stored = new Map<string, Buffer>();
+  const objects: ObjectStore = {
+    async put(key, body) {
+      stored.set(key, body);
+    },
+    async get(key) {
+      const body = stored.get(key);
+      if (!body) throw new NotFoundError(key);
+      return body;
+    },
+    async delete(key) {
+      stored.delete(key);
+    },
+    async presignGet(key) {
+      return key;
+    },
+  };
+  let runs = 0;
+  const runner: OperationRunner = {
+    async run() {
+      runs++;
+      return {
+        files: [
+          {
+            name: 'result.jpg',
+            roles: ['url'],
+            bytes: Buffer.from(`pixels-${runs}`),
+            contentType: 'image/jpeg',
+          },
+        ],
+        modelVersion: { plate_detector: 'v1' },
+        inferenceCached: false,
+        platesDetected: 1,
+      };
+    },
+  };
+  let modelKey = 'models-a';
+  const cached = cachedRunner(runner, { objects, modelKey: () => modelKey });
+  const input = { source: Buffer.from('photo'), sourceSha256: 'abc', params, background: null };
+  return {
+    cached,
+    input,
+    stored,
+    runs: () => runs,
+    setModelKey: (key: string) => {
+      modelKey = key;
+    },
+  };
+}
+
+describe('inference cache', () => {
+  it('serves the same bytes with the same parameters from storage, marked inference_cached', async () => {
+    const { cached, input, runs } = setup();
+    const first = await cached.run('plate', input);
+    const second = await cached.run('plate', input);
+    expect(first.inferenceCached).toBe(false);
+    expect(second).toMatchObject({
+      inferenceCached: true,
+      platesDetected: 1,
+      modelVersion: { plate_detector: 'v1' },
+    });
+    expect(second.files[0]!.bytes.toString()).toBe('pixels-1');
+    expect(runs()).toBe(1);
+  });
+
+  it('runs again for other parameters, another operation or a custom background', async () => {
+    const { cached, input, runs } = setup();
+    await cached.run('plate', input);
+    await cached.run('plate', { ...input, params: { ...params, plateColor: '#ffffff' } });
+    await cached.run('plate_mask', input);
+    await cached.run('plate', { ...input, background: Buffer.from('bg') });
+    expect(runs()).toBe(4);
+  });
+
+  it('ignores parameters that do not shape the result, such as the webhook', async () => {
+    const { cached, input, runs } = setup();
+    await cached.run('plate', input);
+    await cached.run('plate', { ...input, params: { ...params, webhookUrl: 'https://hooks.example/x' } });
+    expect(runs()).toBe(1);
+  });
+
+  it('never serves a result made by other model files', async () => {
+    const { cached, input, runs, setModelKey } = setup();
+    await cached.run('plate', input);
+    setModelKey('models-b');
+    expect((await cached.run('plate', input)).inferenceCached).toBe(false);
+    expect(runs()).toBe(2);
+  });
+
+  it('treats an entry whose files have expired as a miss', async () => {
+    const { cached, input, stored, runs } = setup();
+    await cached.run('plate', input);
+    for (const key of stored.keys()) if (key.endsWith('result.jpg')) stored.delete(key);
+    expect((await cached.run('plate', input)).inferenceCached).toBe(false);
+    expect(runs()).toBe(2);
+  });
+});
