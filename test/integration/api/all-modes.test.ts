@@ -1,0 +1,67 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+
+const EXTERIOR = 'plates/eu/eu1.jpg';
+const INTERIOR = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
+/** A listing photo like those the analysis head was fitted on (a rear close-up in a garage is refused with 800). */
+const LISTING_EXTERIOR = 'views/LABELED(front)audi_a4__595804076s.jpg';
+
+function photoForm(file: string, mode: string): FormData {
+  const form = new FormData();
+  form.append('mode', mode);
+  form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', file))]), path.basename(file));
+  return form;
+}
+
+/** Every operation through the public API on real photos, as a client would run them. */
+describe.skipIf(!hasShared)('all six modes through the API', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const download = async (url: string) =>
+    Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+
+  it.each([
+    ['plate', 5, ['url']],
+    ['studio_background', 5, ['url', 'background_mask_url', 'mask_url', 'plate_mask_url']],
+    ['background', 5, ['url', 'background_mask_url', 'mask_url']],
+    ['plate_mask', 5, ['url', 'plate_mask_url', 'mask_url']],
+    ['background_mask', 5, ['url', 'background_mask_url', 'mask_url']],
+  ])('%s succeeds on a real photo, costs %i credits and links its files', async (mode, cost, links) => {
+    const client = api(server, await server.createKey(cost));
+    const created = await client.postForm('/jobs', photoForm(EXTERIOR, mode));
+    expect(created.status).toBe(202);
+    const done = await client.waitForJob(created.body.id, 120_000);
+    expect(done.body).toMatchObject({ status: 'success', operation: mode, quota: { remaining: 0 } });
+    for (const link of links) expect(done.body[link], link).toMatch(/^\/api\/v1\/results\/job_/);
+    const meta = await sharp(await download(done.body.url)).metadata();
+    expect([meta.width, meta.height]).toEqual([1000, 750]);
+    if (mode.endsWith('_mask')) expect(meta.channels).toBe(1);
+  });
+
+  it('analyze classifies an exterior and an interior for 1 credit each', async () => {
+    const client = api(server, await server.createKey(2));
+    const exterior = await client.waitForJob(
+      (await client.postForm('/jobs', photoForm(LISTING_EXTERIOR, 'analyze'))).body.id,
+    );
+    expect(exterior.body).toMatchObject({ status: 'success', output: { output_kind: 'analysis' } });
+    expect(exterior.body.url).toBeUndefined();
+    expect(exterior.body.analysis.photo_type).toMatchObject({ value: 'exterior', conf: expect.any(Number) });
+    expect(exterior.body.analysis.view).toMatchObject({ value: 'front' });
+    expect(exterior.body.analysis.detections).toHaveProperty('car');
+    const interior = await client.waitForJob(
+      (await client.postForm('/jobs', photoForm(INTERIOR, 'analyze'))).body.id,
+    );
+    expect(interior.body.analysis.photo_type.value).toBe('interior');
+    expect(interior.body.quota.remaining).toBe(0);
+  });
+});
