@@ -2,12 +2,14 @@
  * `npm run cli -- <command>`: manage keys against the same data as `npm start` (same DATA_DIR).
  * While the server runs, the CLI talks to its DynamoDB endpoint; otherwise it opens the data itself.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { BACKGROUND_PRESETS, type BackgroundPreset } from '#core/jobs/job.ts';
 import { normalizePlateColor, parseBooleanish } from '#core/jobs/params.ts';
 import { hashSecret, type KeyDefaults, keyIdOf } from '#core/keys/api-key.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
+import { setKeyBackground } from '#core/use-cases/key-background.ts';
 import { rotateWebhookSecret } from '#core/use-cases/rotate-webhook-secret.ts';
 
 const USAGE = `Usage:
@@ -17,7 +19,8 @@ const USAGE = `Usage:
   npm run cli -- keys rotate-webhook-secret <API_KEY> [--json]
 
 defaults: --background studio|warm|graphite|showroom  --plate-color '#RRGGBB'|black|white|graphite
-          --plate-smoothing true|false|smooth|raw  --plate-mask-only true|false  --webhook URL ('' clears)`;
+          --plate-smoothing true|false|smooth|raw  --plate-mask-only true|false  --webhook URL ('' clears)
+          --background-file PATH (a JPG, PNG or WEBP used by studio_background; '' clears)`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -28,6 +31,7 @@ const { values, positionals } = parseArgs({
     'plate-color': { type: 'string' },
     'plate-smoothing': { type: 'string' },
     'plate-mask-only': { type: 'string' },
+    'background-file': { type: 'string' },
     webhook: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
@@ -67,6 +71,11 @@ const data = await openLocalData(dataDir);
 try {
   const { deps } = await import('#aws/wiring.ts');
   const d = deps();
+  const applyBackgroundFile = async (keyId: string) => {
+    const file = values['background-file'];
+    if (file === undefined) return;
+    await setKeyBackground(d, keyId, file === '' ? null : await readFile(path.resolve(file)));
+  };
   const print = (result: Record<string, unknown>, text: string) =>
     console.log(values.json ? JSON.stringify(result) : text);
 
@@ -77,6 +86,7 @@ try {
       name: values.name ?? null,
       defaults: defaultsFromFlags(),
     });
+    await applyBackgroundFile(created.keyId);
     print(
       {
         key: created.key,
@@ -94,11 +104,15 @@ try {
     if (!record) fail(`no such key: ${keyId}`);
     const defaults =
       command === 'defaults' ? { ...record.defaults, ...defaultsFromFlags() } : record.defaults;
-    if (command === 'defaults') await d.keys.updateDefaults(keyId, defaults);
+    if (command === 'defaults') {
+      await d.keys.updateDefaults(keyId, defaults);
+      await applyBackgroundFile(keyId);
+    }
+    const current = (await d.keys.findById(keyId))?.defaults ?? defaults;
     const account = await d.accounts.get(keyId);
     print(
-      { key_id: keyId, credits: account?.available ?? 0, defaults },
-      `${keyId}: ${account?.available ?? 0} credits, defaults ${JSON.stringify(defaults)}`,
+      { key_id: keyId, credits: account?.available ?? 0, defaults: current },
+      `${keyId}: ${account?.available ?? 0} credits, defaults ${JSON.stringify(current)}`,
     );
   } else if (command === 'rotate-webhook-secret') {
     if (!argument) fail('give the API key');

@@ -117,6 +117,8 @@ export const bucketPrefixes = {
   batches: { prefix: 'batches/', expireDays: 30 },
   /** Results kept by content hash so a repeated photo is not inferred again (`inference_cached`). */
   cache: { prefix: 'cache/', expireDays: 30 },
+  /** Backgrounds stored on API keys (spec 2.1): kept as long as the key, so no expiry rule. */
+  keys: { prefix: 'keys/', expireDays: null },
 } as const;
 
 export const abortIncompleteUploadsAfterDays = 1;

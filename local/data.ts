@@ -1,22 +1,29 @@
 import { startLocalDynamo } from './dynamodb.ts';
-import { LOCAL_TABLE, readRunningStack } from './stack.ts';
+import { startLocalS3 } from './s3.ts';
+import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from './stack.ts';
 import { readTopology } from './template.ts';
 
 /**
- * Point this process's configuration at the local stack's data: the running server's DynamoDB when
- * there is one (its LevelDB files are locked while it runs), else an embedded one over the same files.
+ * Point this process's configuration at the local stack's data: the running server's DynamoDB and S3
+ * when there is one (its LevelDB files are locked while it runs), else embedded ones over the same files.
  */
 export async function openLocalData(dataDir: string): Promise<{ close(): Promise<void> }> {
-  const common = { TABLE_NAME: LOCAL_TABLE, BUCKET_NAME: LOCAL_TABLE, AWS_REGION: 'us-east-1' };
+  const common = { TABLE_NAME: LOCAL_TABLE, BUCKET_NAME: LOCAL_BUCKET, AWS_REGION: 'us-east-1' };
   const running = await readRunningStack(dataDir);
   if (running) {
-    Object.assign(process.env, common, { DYNAMODB_ENDPOINT: running.dynamodb });
+    Object.assign(process.env, common, { DYNAMODB_ENDPOINT: running.dynamodb, S3_ENDPOINT: running.s3 });
     return { close: async () => undefined };
   }
   const { synthesizeTemplates } = await import('../lib/app.ts');
   const templates = synthesizeTemplates({ bundle: false });
   const { tables } = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
   const dynamo = await startLocalDynamo({ dataDir: `${dataDir}/dynamodb`, tables });
-  Object.assign(process.env, common, { DYNAMODB_ENDPOINT: dynamo.endpoint });
-  return dynamo;
+  const s3 = await startLocalS3({ dataDir: `${dataDir}/s3`, buckets: [LOCAL_BUCKET] });
+  Object.assign(process.env, common, { DYNAMODB_ENDPOINT: dynamo.endpoint, S3_ENDPOINT: s3.endpoint });
+  return {
+    async close() {
+      await s3.close();
+      await dynamo.close();
+    },
+  };
 }

@@ -38,11 +38,9 @@ export class DataStack extends Stack {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       removalPolicy: RemovalPolicy.RETAIN,
       lifecycleRules: [
-        ...Object.entries(bucketPrefixes).map(([id, { prefix, expireDays }]) => ({
-          id: `expire-${id}`,
-          prefix,
-          expiration: Duration.days(expireDays),
-        })),
+        ...Object.entries(bucketPrefixes).flatMap(([id, { prefix, expireDays }]) =>
+          expireDays === null ? [] : [{ id: `expire-${id}`, prefix, expiration: Duration.days(expireDays) }],
+        ),
         {
           id: 'abort-incomplete-uploads',
           abortIncompleteMultipartUploadAfter: Duration.days(abortIncompleteUploadsAfterDays),

@@ -161,7 +161,7 @@ describe('IAM of the functions', () => {
     expect(resourcesFor('dynamodb:')).toContain('/index/*');
     const s3 = resourcesFor('s3:');
     expect(s3).toMatch(/ExportsOutputFnGetAttBucket[0-9A-F]+Arn/);
-    for (const prefix of ['/sources/*', '/results/*', '/assets/*', '/batches/*', '/cache/*'])
+    for (const prefix of ['/sources/*', '/results/*', '/assets/*', '/batches/*', '/cache/*', '/keys/*'])
       expect(s3).toContain(prefix);
   });
 

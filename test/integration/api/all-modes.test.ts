@@ -48,6 +48,23 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
     if (mode.endsWith('_mask')) expect(meta.channels).toBe(1);
   });
 
+  it("studio_background uses the key's stored background file when the request sends none", async () => {
+    const backgroundFile = path.join(server.dataDir, 'red-backdrop.png');
+    await sharp({ create: { width: 640, height: 480, channels: 3, background: '#d01010' } })
+      .png()
+      .toFile(backgroundFile);
+    const client = api(server, await server.createKey(5, ['--background-file', backgroundFile]));
+    const created = await client.postForm('/jobs', photoForm(EXTERIOR, 'studio_background'));
+    expect(created.body.background).toBe('custom');
+    const done = await client.waitForJob(created.body.id, 120_000);
+    expect(done.body.status).toBe('success');
+    const { data } = await sharp(await download(done.body.url))
+      .extract({ left: 0, top: 0, width: 4, height: 4 })
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect([data[0]! > 150, data[1]! < 80, data[2]! < 80]).toEqual([true, true, true]);
+  });
+
   it('analyze classifies an exterior and an interior for 1 credit each', async () => {
     const client = api(server, await server.createKey(2));
     const exterior = await client.waitForJob(
