@@ -5,15 +5,13 @@ import {
   PutItemCommand,
   QueryCommand,
   type QueryCommandInput,
-  TransactionCanceledException,
   type TransactWriteItem,
-  TransactWriteItemsCommand,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import type { Batch, BatchItem } from '#core/batches/batch.ts';
 import { TransientError } from '#core/errors.ts';
 import type { BatchRepository } from '#core/ports.ts';
-import { doc, type Item, keys } from './dynamodb-items.ts';
+import { doc, type Item, keys, transactWrite } from './dynamodb-items.ts';
 import { jobItem, movementWrites, reservationRefused } from './dynamodb-jobs.ts';
 
 const BATCH_WRITE_SIZE = 25;
@@ -42,20 +40,7 @@ export function dynamodbBatches(
   now: () => Date,
   maxInFlight: number,
 ): BatchRepository {
-  /** null when written; else the cancellation reasons, per item: its old image when its condition failed. */
-  async function transact(items: TransactWriteItem[]): Promise<Array<Item | false> | null> {
-    try {
-      await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-      return null;
-    } catch (error) {
-      if (error instanceof TransactionCanceledException) {
-        return (error.CancellationReasons ?? []).map((reason) =>
-          reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
-        );
-      }
-      throw error;
-    }
-  }
+  const transact = (items: TransactWriteItem[]) => transactWrite(client, items);
 
   const guardedPut = (before: Batch, after: Batch): TransactWriteItem => ({
     Put: {

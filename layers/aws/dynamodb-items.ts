@@ -1,4 +1,10 @@
-import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  TransactionCanceledException,
+  type TransactWriteItem,
+  TransactWriteItemsCommand,
+} from '@aws-sdk/client-dynamodb';
 
 /** Single-table key layout. Documents are stored as JSON next to the few attributes that are indexed or updated in place. */
 export const keys = {
@@ -37,4 +43,25 @@ export const epochSeconds = (date: Date): number => Math.floor(date.getTime() / 
 export function isExpired(item: Item | undefined, now: Date): boolean {
   const ttl = item?.ttl?.N;
   return ttl !== undefined && Number(ttl) <= epochSeconds(now);
+}
+
+/**
+ * Write `items` all or nothing. null when written; else, per item, its old image when its own condition
+ * failed (with ReturnValuesOnConditionCheckFailure ALL_OLD) and false when it did not.
+ */
+export async function transactWrite(
+  client: DynamoDBClient,
+  items: TransactWriteItem[],
+): Promise<Array<Item | false> | null> {
+  try {
+    await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+    return null;
+  } catch (error) {
+    if (error instanceof TransactionCanceledException) {
+      return (error.CancellationReasons ?? []).map((reason) =>
+        reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
+      );
+    }
+    throw error;
+  }
 }

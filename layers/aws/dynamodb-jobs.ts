@@ -3,9 +3,7 @@ import {
   GetItemCommand,
   QueryCommand,
   type QueryCommandInput,
-  TransactionCanceledException,
   type TransactWriteItem,
-  TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
 import { InsufficientCreditsError, TooManyRequestsError } from '#core/errors.ts';
 import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
@@ -21,6 +19,7 @@ import {
   ownerPartition,
   seqSortKey,
   str,
+  transactWrite,
 } from './dynamodb-items.ts';
 import { ledgerWrite } from './dynamodb-ledger.ts';
 
@@ -100,20 +99,7 @@ export function dynamodbJobs(
   now: () => Date,
   maxInFlight: number,
 ): JobRepository {
-  /** null when written; else, per item, the old image of each item whose condition failed. */
-  async function write(items: TransactWriteItem[]): Promise<Array<Item | false> | null> {
-    try {
-      await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-      return null;
-    } catch (error) {
-      if (error instanceof TransactionCanceledException) {
-        return (error.CancellationReasons ?? []).map((reason) =>
-          reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
-        );
-      }
-      throw error;
-    }
-  }
+  const write = (items: TransactWriteItem[]) => transactWrite(client, items);
 
   return {
     async get(jobId) {
