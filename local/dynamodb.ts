@@ -3,6 +3,7 @@ import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import { readText, sendAwsJson } from './aws-json.ts';
 
 // dynalite ships no type declarations; createRequire keeps the cast in this file.
 const dynalite = createRequire(import.meta.url)('dynalite') as (options: {
@@ -76,7 +77,7 @@ export async function startLocalDynamo(opts: {
           },
         },
         (res) => {
-          readBody(res).then((text) => {
+          readText(res).then((text) => {
             const parsed = JSON.parse(text || '{}');
             if (res.statusCode === 200) resolve(parsed as T);
             else reject(new DynamoError(res.statusCode ?? 500, parsed));
@@ -245,14 +246,14 @@ export async function startLocalDynamo(opts: {
       [`${TARGET}TransactGetItems`]: transactGet,
     }[target];
     if (!local) return forward(req, res, backendPort, agent);
-    readBody(req)
+    readText(req)
       .then((text) => local(JSON.parse(text)))
       .then(
-        (out) => send(res, 200, out),
+        (out) => sendAwsJson(res, 200, out),
         (err: unknown) =>
           err instanceof DynamoError
-            ? send(res, err.status, err.body)
-            : send(res, err instanceof SyntaxError ? 400 : 500, {
+            ? sendAwsJson(res, err.status, err.body)
+            : sendAwsJson(res, err instanceof SyntaxError ? 400 : 500, {
                 __type: `com.amazon.coral.service#${err instanceof SyntaxError ? 'SerializationException' : 'InternalFailure'}`,
                 message: String(err),
               }),
@@ -322,25 +323,9 @@ function forward(req: http.IncomingMessage, res: http.ServerResponse, port: numb
     },
   );
   upstream.on('error', (err) =>
-    send(res, 502, { __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }),
+    sendAwsJson(res, 502, { __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }),
   );
   req.pipe(upstream);
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  if (res.headersSent) return void res.destroy();
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/x-amz-json-1.0',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-async function readBody(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 async function listen(server: http.Server): Promise<number> {

@@ -3,6 +3,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { sendAwsJson } from './aws-json.ts';
 
 interface PutEventsEntry {
   Source?: string;
@@ -75,14 +76,7 @@ export async function startLocalEventBridge(opts: {
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const target = String(req.headers['x-amz-target'] ?? '');
-      const reply = (status: number, payload: unknown) => {
-        const text = JSON.stringify(payload);
-        res.writeHead(status, {
-          'content-type': 'application/x-amz-json-1.1',
-          'content-length': Buffer.byteLength(text),
-        });
-        res.end(text);
-      };
+      const reply = (status: number, payload: unknown) => sendAwsJson(res, status, payload, '1.1');
       if (target !== 'AWSEvents.PutEvents') {
         reply(400, { __type: 'UnknownOperationException', message: `Unsupported operation: ${target}` });
         return;

@@ -9,6 +9,7 @@ import {
   StateMachine,
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
+import { readText, sendAwsJson } from './aws-json.ts';
 
 type Json = Parameters<StateMachine['run']>[0];
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
@@ -229,21 +230,21 @@ export async function startLocalStepFunctions(opts: {
 
   const server = http.createServer((req, res) => {
     const op = String(req.headers['x-amz-target'] ?? '').replace(/^AWSStepFunctions\./, '');
-    readBody(req)
+    readText(req)
       .then((text) => {
         const handler = operations[op];
         if (!handler) throw new SfnError('UnknownOperationException', `Unsupported operation: ${op}`);
         return handler(JSON.parse(text || '{}') as never);
       })
       .then(
-        (out) => send(res, 200, out),
+        (out) => sendAwsJson(res, 200, out),
         (err: unknown) =>
           err instanceof SfnError
-            ? send(res, 400, {
+            ? sendAwsJson(res, 400, {
                 __type: `com.amazonaws.swf.service.v2.model#${err.type}`,
                 message: err.message,
               })
-            : send(res, 500, {
+            : sendAwsJson(res, 500, {
                 __type: 'com.amazonaws.swf.service.v2.model#InternalFailure',
                 message: String(err),
               }),
@@ -353,19 +354,4 @@ function installPromiseWithResolvers(): void {
       return { promise, resolve, reject };
     },
   });
-}
-
-function send(res: http.ServerResponse, status: number, body: unknown) {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/x-amz-json-1.0',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-async function readBody(stream: NodeJS.ReadableStream): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(Buffer.from(chunk));
-  return Buffer.concat(chunks).toString('utf8');
 }
