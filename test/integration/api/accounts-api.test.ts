@@ -1,16 +1,7 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
-const PLATE_PHOTO = readFileSync(path.join(SHARED, 'eval', 'plates/eu/eu1.jpg'));
-
-function photoForm(fields: Record<string, string> = {}): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('file', new Blob([PLATE_PHOTO]), 'car.jpg');
-  return form;
-}
+const photoForm = (fields: Record<string, string> = {}) => evalPhotoForm('plates/eu/eu1.jpg', fields);
 
 describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement', () => {
   let server: RunningServer;

@@ -1,20 +1,12 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
 const EXTERIOR = 'plates/eu/eu1.jpg';
 const INTERIOR = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 /** A listing photo like those the analysis head was fitted on (a rear close-up in a garage is refused with 800). */
 const LISTING_EXTERIOR = 'views/LABELED(front)audi_a4__595804076s.jpg';
-
-function photoForm(file: string, mode: string): FormData {
-  const form = new FormData();
-  form.append('mode', mode);
-  form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', file))]), path.basename(file));
-  return form;
-}
 
 /** Every operation through the public API on real photos, as a client would run them. */
 describe.skipIf(!hasShared)('all six modes through the API', () => {
@@ -38,7 +30,7 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
     ['background_mask', 5, ['url', 'background_mask_url', 'mask_url']],
   ])('%s succeeds on a real photo, costs %i credits and links its files', async (mode, cost, links) => {
     const client = api(server, await server.createKey(cost));
-    const created = await client.postForm('/jobs', photoForm(EXTERIOR, mode));
+    const created = await client.postForm('/jobs', evalPhotoForm(EXTERIOR, { mode: mode }));
     expect(created.status).toBe(202);
     const done = await client.waitForJob(created.body.id, 120_000);
     expect(done.body).toMatchObject({ status: 'success', operation: mode, quota: { remaining: 0 } });
@@ -54,7 +46,7 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
       .png()
       .toFile(backgroundFile);
     const client = api(server, await server.createKey(5, ['--background-file', backgroundFile]));
-    const created = await client.postForm('/jobs', photoForm(EXTERIOR, 'studio_background'));
+    const created = await client.postForm('/jobs', evalPhotoForm(EXTERIOR, { mode: 'studio_background' }));
     expect(created.body.background).toBe('custom');
     const done = await client.waitForJob(created.body.id, 120_000);
     expect(done.body.status).toBe('success');
@@ -68,7 +60,7 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
   it('analyze classifies an exterior and an interior for 1 credit each', async () => {
     const client = api(server, await server.createKey(2));
     const exterior = await client.waitForJob(
-      (await client.postForm('/jobs', photoForm(LISTING_EXTERIOR, 'analyze'))).body.id,
+      (await client.postForm('/jobs', evalPhotoForm(LISTING_EXTERIOR, { mode: 'analyze' }))).body.id,
     );
     expect(exterior.body).toMatchObject({ status: 'success', output: { output_kind: 'analysis' } });
     expect(exterior.body.url).toBeUndefined();
@@ -76,7 +68,7 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
     expect(exterior.body.analysis.view).toMatchObject({ value: 'front' });
     expect(exterior.body.analysis.detections).toHaveProperty('car');
     const interior = await client.waitForJob(
-      (await client.postForm('/jobs', photoForm(INTERIOR, 'analyze'))).body.id,
+      (await client.postForm('/jobs', evalPhotoForm(INTERIOR, { mode: 'analyze' }))).body.id,
     );
     expect(interior.body.analysis.photo_type.value).toBe('interior');
     expect(interior.body.quota.remaining).toBe(0);

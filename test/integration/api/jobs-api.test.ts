@@ -1,17 +1,8 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
 const PLATE_PHOTO = 'plates/eu/eu1.jpg';
 const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
-
-function photoForm(file: string, fields: Record<string, string> = {}): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', file))]), path.basename(file));
-  return form;
-}
 
 describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy routes', () => {
   let server: RunningServer;
@@ -28,9 +19,9 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const client = api(server, key);
     const ids: string[] = [];
     for (const file of [PLATE_PHOTO, NO_PLATE_PHOTO, PLATE_PHOTO]) {
-      ids.push((await client.postForm('/jobs', photoForm(file))).body.id);
+      ids.push((await client.postForm('/jobs', evalPhotoForm(file))).body.id);
     }
-    await api(server, await server.createKey(5)).postForm('/jobs', photoForm(PLATE_PHOTO));
+    await api(server, await server.createKey(5)).postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
     for (const id of ids) await client.waitForJob(id);
 
     const first = await client.get('/jobs?limit=2');
@@ -61,7 +52,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
 
   it('retries a failed job with a new reservation, and refuses to retry or cancel a finished one', async () => {
     const client = api(server, await server.createKey(10));
-    const created = await client.postForm('/jobs', photoForm(NO_PLATE_PHOTO));
+    const created = await client.postForm('/jobs', evalPhotoForm(NO_PLATE_PHOTO));
     const failed = await client.waitForJob(created.body.id);
     expect(failed.body).toMatchObject({ status: 'failed', code: 803, quota: { remaining: 10 } });
 
@@ -76,7 +67,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const again = await client.waitForJob(created.body.id);
     expect(again.body).toMatchObject({ status: 'failed', code: 803, attempts: 2, quota: { remaining: 10 } });
 
-    const ok = await client.postForm('/jobs', photoForm(PLATE_PHOTO));
+    const ok = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
     await client.waitForJob(ok.body.id);
     expect((await client.postJson(`/jobs/${ok.body.id}/retry`, {})).status).toBe(409);
     expect((await client.postJson('/jobs/job_doesnotexist000000000000/retry', {})).status).toBe(404);
@@ -85,7 +76,8 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
   it('cancels a job and returns every reserved credit', async () => {
     const client = api(server, await server.createKey(15));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.postForm('/jobs', photoForm(PLATE_PHOTO))).body.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO))).body.id);
     const cancel = await client.postJson(`/jobs/${ids[2]}/cancel`, {});
     expect([200, 202]).toContain(cancel.status);
     expect(cancel.body.cancel_requested).toBe(true);
@@ -102,7 +94,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const client = api(server, await server.createKey(10));
     const created = await client.postForm(
       '/process',
-      photoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }),
+      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }),
     );
     expect(created.status).toBe(202);
     expect(created.body).toEqual({
@@ -131,13 +123,13 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
       plate_mask_only: false,
       quota: { remaining: 5, credits_remaining: 5 },
     });
-    const refused = await client.postForm('/process', photoForm(PLATE_PHOTO, { mode: 'analyze' }));
+    const refused = await client.postForm('/process', evalPhotoForm(PLATE_PHOTO, { mode: 'analyze' }));
     expect(refused.status).toBe(400);
   });
 
   it('answers the legacy /analyze creation response and charges 1 credit', async () => {
     const client = api(server, await server.createKey(3));
-    const created = await client.postForm('/analyze', photoForm(PLATE_PHOTO));
+    const created = await client.postForm('/analyze', evalPhotoForm(PLATE_PHOTO));
     expect(created.status).toBe(202);
     expect(created.body).toEqual({
       result: true,

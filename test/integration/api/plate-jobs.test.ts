@@ -4,23 +4,19 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import {
+  api,
+  evalPhotoForm,
+  hasShared,
+  type RunningServer,
+  SHARED,
+  startServer,
+} from '../support/local-server.ts';
 
 const PLATE_PHOTO = { file: 'plates/eu/eu1.jpg', box: { x: 396, y: 340, w: 203, h: 46 } };
 // An interior shot: no plate in view.
 const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 const FILL = '#ff00ff';
-
-function photoForm(file: string, fields: Record<string, string> = {}): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append(
-    'file',
-    new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }),
-    path.basename(file),
-  );
-  return form;
-}
 
 /** Share of the pixels inside `box` that are the fill colour (within JPEG's error). */
 async function coverage(image: Buffer, box: { x: number; y: number; w: number; h: number }): Promise<number> {
@@ -50,7 +46,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     const client = api(server, key);
     const created = await client.postForm(
       '/jobs',
-      photoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: FILL }),
+      evalPhotoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: FILL }),
     );
     expect(created.status).toBe(202);
     expect(created.body).toMatchObject({
@@ -88,7 +84,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('reuses the inference for the same bytes and parameters, and says so', async () => {
     const client = api(server, await server.createKey(10));
-    const form = () => photoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: '#00ff00' });
+    const form = () => evalPhotoForm(PLATE_PHOTO.file, { mode: 'plate', plate_color: '#00ff00' });
     const first = await client.waitForJob((await client.postForm('/jobs', form())).body.id);
     const second = await client.waitForJob((await client.postForm('/jobs', form())).body.id);
     expect(first.body.output.inference_cached).toBe(false);
@@ -105,7 +101,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
   it('fails a photo without a plate with code 803 and gives the credits back', async () => {
     const key = await server.createKey(10);
     const client = api(server, key);
-    const created = await client.postForm('/jobs', photoForm(NO_PLATE_PHOTO));
+    const created = await client.postForm('/jobs', evalPhotoForm(NO_PLATE_PHOTO));
     expect(created.status).toBe(202);
     expect(created.body.quota.remaining).toBe(5);
     const done = await client.waitForJob(created.body.id);
@@ -132,7 +128,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('answers 402 without creating a job when credits are short', async () => {
     const client = api(server, await server.createKey(4));
-    const response = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file));
+    const response = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file));
     expect(response).toEqual({
       status: 402,
       body: { code: 402, message: expect.stringMatching(/credits/), result: false },
@@ -141,25 +137,29 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('replays a finished job for a repeated Idempotency-Key and refuses a different body under it', async () => {
     const client = api(server, await server.createKey(10));
-    const first = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+    const first = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file), {
       'idempotency-key': 'order-42',
     });
     expect(first.status).toBe(202);
     await client.waitForJob(first.body.id);
 
-    const replay = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+    const replay = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file), {
       'idempotency-key': 'order-42',
     });
     expect(replay.status).toBe(200);
     expect(replay.body).toMatchObject({ id: first.body.id, status: 'success', quota: { remaining: 5 } });
 
-    const other = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file, { plate_color: '#ffffff' }), {
-      'idempotency-key': 'order-42',
-    });
+    const other = await client.postForm(
+      '/jobs',
+      evalPhotoForm(PLATE_PHOTO.file, { plate_color: '#ffffff' }),
+      {
+        'idempotency-key': 'order-42',
+      },
+    );
     expect(other.status).toBe(409);
     expect(other.body.result).toBe(false);
 
-    const tooLong = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file), {
+    const tooLong = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file), {
       'idempotency-key': 'k'.repeat(201),
     });
     expect(tooLong.status).toBe(400);
@@ -167,7 +167,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('accepts Authorization: Bearer and refuses unknown keys with 401', async () => {
     const key = await server.createKey(5);
-    const created = await api(server, key).postForm('/jobs', photoForm(PLATE_PHOTO.file));
+    const created = await api(server, key).postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file));
     const bearer = await api(server).get(`/jobs/${created.body.id}`, { authorization: `Bearer ${key}` });
     expect(bearer.status).toBe(200);
 
@@ -198,7 +198,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
 
   it('lets the master key run a job without any account', async () => {
     const client = api(server, server.masterKey);
-    const created = await client.postForm('/jobs', photoForm(PLATE_PHOTO.file));
+    const created = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO.file));
     expect(created.status).toBe(202);
     expect(created.body.quota).toBeUndefined();
     expect((await client.waitForJob(created.body.id)).body.status).toBe('success');

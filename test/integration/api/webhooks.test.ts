@@ -1,26 +1,13 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignatureHeader, verifySignature } from '#core/webhooks/signature.ts';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
 const PLATE_PHOTO = 'plates/eu/eu1.jpg';
 const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 /** Short attempts so that a receiver that never answers uses up all 8 attempts in a few seconds. */
 const ATTEMPT_TIMEOUT_MS = 400;
-
-function photoForm(file: string, fields: Record<string, string> = {}): FormData {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append(
-    'file',
-    new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }),
-    'car.jpg',
-  );
-  return form;
-}
 
 type Behaviour = 'ok' | 'fail' | 'silent';
 interface Received {
@@ -114,7 +101,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/succeeded');
     const created = await client.postForm(
       '/jobs',
-      photoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     expect(created.status).toBe(202);
     succeededJobId = created.body.id;
@@ -187,7 +174,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/flaky', 'fail', 'ok');
     const created = await client.postForm(
       '/jobs',
-      photoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     const done = await client.waitForJob(created.body.id);
     expect(done.body).toMatchObject({ status: 'failed', error: { code: 803 } });
@@ -222,7 +209,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/silent', 'silent');
     const created = await client.postForm(
       '/jobs',
-      photoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     silentJobId = created.body.id;
     const done = await client.waitForJob(silentJobId);
@@ -283,7 +270,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     expect((await stranger.postJson(`/jobs/${silentJobId}/deliveries/redeliver`, {})).status).toBe(404);
 
     // Cancelled at once (or at its next step): a terminal job without a webhook, announced as job.cancelled.
-    const created = await client.postForm('/jobs', photoForm(NO_PLATE_PHOTO, { mode: 'plate' }));
+    const created = await client.postForm('/jobs', evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate' }));
     const early = await client.postJson(`/jobs/${created.body.id}/deliveries/redeliver`, {});
     expect(early.status).toBe(409);
     await client.postJson(`/jobs/${created.body.id}/cancel`, {});
@@ -328,7 +315,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/master');
     const created = await master.postForm(
       '/jobs',
-      photoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     const [delivery] = await eventually(
       async () => receiver.at('/hooks/master'),

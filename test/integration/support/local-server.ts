@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -137,4 +137,16 @@ export function api(server: RunningServer, key?: string) {
       }
     },
   };
+}
+
+/** A multipart job request with the given fields and a photo from ../shared/eval as `file`. */
+export function evalPhotoForm(file: string, fields: Record<string, string> = {}): FormData {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append(
+    'file',
+    new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }),
+    path.basename(file),
+  );
+  return form;
 }
