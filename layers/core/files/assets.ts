@@ -4,6 +4,7 @@ import { newJobId } from '../jobs/ids.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { AssetRepository, Clock, ObjectStore } from '../ports.ts';
+import type { FileRecord } from './files.ts';
 
 /** Assets live as long as the bucket keeps `assets/` (its lifecycle rule deletes them after 7 days). */
 export const ASSET_TTL_DAYS = 7;
@@ -35,6 +36,22 @@ const ASSET_ID = /^ast_[0-9a-z]{24}$/;
 export const newAssetId = (): string => `ast_${newJobId().slice('job_'.length)}`;
 
 /** The Asset resource of spec 2.5. */
+/** An asset as it appears among its owner's files (no public url: assets are read by `asset_id`). */
+export const assetFileRecord = (asset: Asset): FileRecord => ({
+  fileId: asset.fileId,
+  ownerId: asset.ownerId,
+  kind: 'asset',
+  name: asset.originalName,
+  contentType: asset.contentType,
+  bytes: asset.bytes,
+  key: asset.key,
+  url: null,
+  jobId: null,
+  assetId: asset.id,
+  createdAt: asset.createdAt,
+  expiresAt: asset.expiresAt,
+});
+
 export const assetResource = (asset: Asset) => ({
   asset_id: asset.id,
   expires_at: asset.expiresAt,

@@ -3,13 +3,13 @@ import {
   ASSET_TTL_DAYS,
   type Asset,
   addDays,
+  assetFileRecord,
   cleanOriginalName,
   nameFromUrl,
   newAssetId,
   originalNameOr,
   storageName,
 } from '../files/assets.ts';
-import type { FileRecord } from '../files/files.ts';
 import type { SourceSpec, UploadedFile } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { AssetRepository, Clock, FileRepository, ObjectStore } from '../ports.ts';
@@ -56,20 +56,8 @@ export async function createAsset(deps: CreateAssetDeps, caller: Caller, source:
     createdAt: now.toISOString(),
     expiresAt: addDays(now, ASSET_TTL_DAYS).toISOString(),
   };
-  const file: FileRecord = {
-    fileId: asset.fileId,
-    ownerId: asset.ownerId,
-    kind: 'asset',
-    name: asset.originalName,
-    contentType: asset.contentType,
-    bytes: asset.bytes,
-    key: asset.key,
-    url: null,
-    jobId: null,
-    assetId: asset.id,
-    createdAt: asset.createdAt,
-    expiresAt: asset.expiresAt,
-  };
+  const file = assetFileRecord(asset);
+
   await deps.objects.put(asset.key, image.file.bytes, image.type);
   await deps.assets.insert(asset, file);
   return asset;

@@ -6,7 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAssets, dynamodbFiles } from '#aws/dynamodb-files.ts';
-import type { Asset } from '#core/files/assets.ts';
+import { type Asset, assetFileRecord } from '#core/files/assets.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { registerResultFiles } from '#core/use-cases/files.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
@@ -152,20 +152,8 @@ describe('assets and files on the local server', () => {
       createdAt: created.toISOString(),
       expiresAt: new Date(created.getTime() + 7 * DAY).toISOString(),
     };
-    const file = {
-      fileId: asset.fileId,
-      ownerId: asset.ownerId,
-      kind: 'asset' as const,
-      name: asset.originalName,
-      contentType: asset.contentType,
-      bytes: asset.bytes,
-      key: asset.key,
-      url: null,
-      jobId: null,
-      assetId: asset.id,
-      createdAt: asset.createdAt,
-      expiresAt: asset.expiresAt,
-    };
+    const file = assetFileRecord(asset);
+
     await dynamodbAssets(dynamodb, LOCAL_TABLE, () => new Date()).insert(asset, file);
 
     const response = await api(server, key).postJson('/jobs', { asset_id: asset.id });
