@@ -7,6 +7,21 @@ import { signingSecrets } from '#core/webhooks/signature.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
 
+// One client's bad request, or a bug reached by it, must not take every other client's jobs down: what
+// escapes a handler is logged and the server goes on (each request already ends in its own answer).
+process.on('uncaughtException', (error) => {
+  console.error(JSON.stringify({ level: 'error', event: 'uncaughtException', error: describe(error) }));
+});
+process.on('unhandledRejection', (reason) => {
+  console.error(JSON.stringify({ level: 'error', event: 'unhandledRejection', error: describe(reason) }));
+});
+
+function describe(error: unknown) {
+  return error instanceof Error
+    ? { name: error.name, message: error.message, stack: error.stack }
+    : { error };
+}
+
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
 const masterKey = process.env.MASTER_KEY || (await persistentSecret(dataDir, 'master-key', 'pjm_'));

@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-
-/** API Gateway refuses larger requests before any Lambda runs (Lambda's 6 MB invoke payload). */
-export const MAX_REQUEST_BYTES = 6 * 1024 * 1024;
+import {
+  MAX_DRAINED_BODY_BYTES,
+  MAX_HEADER_BYTES,
+  MAX_INLINE_BODY_BYTES,
+  MAX_URL_BYTES,
+} from '#core/limits.ts';
 
 export interface LocalRoute {
   routeKey: string;
@@ -40,64 +44,193 @@ function compile(route: LocalRoute): CompiledRoute {
 
 const TEXT_TYPES = /^(text\/|application\/(json|.+\+json|x-www-form-urlencoded|xml|javascript))/i;
 
+const errorBody = (code: number, message: string) => ({ code, message, result: false });
+
 /**
- * A node:http listener that behaves like an HTTP API (payload format 2.0) in front of Lambda:
- * route matching with the most specific route first, path parameters, cookies, base64 bodies
- * for binary content, and the 2.0 response mapping.
+ * A node:http server that behaves like an HTTP API (payload format 2.0) in front of Lambda, and that no
+ * client can stop: every path through it ends in a response with the spec's error body, a refusal is sent
+ * only once the request's body has been read (so the client sees it, not a broken pipe, and the
+ * connection stays usable), and nothing a request does can throw out of the listener.
  */
+export function createApiServer(routes: LocalRoute[]): http.Server {
+  const listener = apiGatewayListener(routes);
+  const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
+  // Kept-alive connections stay open as long as a load balancer's would, so a busy client (and a loaded
+  // machine) does not race the server's close between two requests.
+  server.keepAliveTimeout = 65_000;
+  // A request announcing a body we would refuse is refused before the client sends it.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (declaredLength(req) > MAX_INLINE_BODY_BYTES) {
+      res.shouldKeepAlive = false;
+      send(res, 413, errorBody(413, tooLargeMessage()));
+      return;
+    }
+    res.writeContinue();
+    listener(req, res);
+  });
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
+      socket.destroy();
+      return;
+    }
+    const [status, reason, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [
+            413,
+            'Payload Too Large',
+            `The request line and headers are larger than ${MAX_HEADER_BYTES} bytes (limit: header size)`,
+          ]
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT' || error.code === 'ERR_HTTP_HEADERS_TIMEOUT'
+          ? [408, 'Request Timeout', 'The request was not received in time']
+          : [400, 'Bad Request', 'The request is not valid HTTP'];
+    const body = JSON.stringify(errorBody(status, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
+  return server;
+}
+
+/** The request listener alone (createApiServer adds the parts that live on the server). */
 export function apiGatewayListener(routes: LocalRoute[]) {
   const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
-
-  return async (req: IncomingMessage, res: ServerResponse) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const method = (req.method ?? 'GET').toUpperCase();
-    const candidates = compiled.filter((route) => route.pattern.test(url.pathname));
-    const route = candidates.find((candidate) => candidate.method === method || candidate.method === 'ANY');
-    if (!route) {
-      return send(res, candidates.length > 0 ? 405 : 404, {
-        message: candidates.length ? 'Method Not Allowed' : 'Not Found',
-      });
-    }
-    const body = await readBody(req);
-    if (body === null) {
-      return send(res, 413, {
-        code: 413,
-        message: `The request is larger than ${MAX_REQUEST_BYTES} bytes`,
-        result: false,
-      });
-    }
-    const match = url.pathname.match(route.pattern)!;
-    const event = toEvent(req, url, route, match, body);
-    try {
-      writeResult(res, await route.invoke(event));
-    } catch (error) {
-      // What API Gateway answers when the function itself crashes.
-      console.error(`[api] ${route.routeKey} crashed:`, error);
-      send(res, 500, { message: 'Internal Server Error' });
-    }
+  return (req: IncomingMessage, res: ServerResponse): void => {
+    handle(compiled, req, res).catch((error: unknown) => {
+      console.error('[api] request failed in the gateway:', error);
+      if (!res.headersSent) refuse(req, res, 500, 'Internal error');
+      else res.destroy();
+    });
   };
 }
 
-function readBody(req: IncomingMessage): Promise<Buffer | null> {
-  return new Promise((resolve, reject) => {
+async function handle(compiled: CompiledRoute[], req: IncomingMessage, res: ServerResponse) {
+  const target = req.url ?? '/';
+  if (Buffer.byteLength(target) > MAX_URL_BYTES) {
+    return refuse(
+      req,
+      res,
+      413,
+      `The path and query are longer than ${MAX_URL_BYTES} bytes (limit: URL length)`,
+    );
+  }
+  let url: URL;
+  try {
+    url = new URL(target, 'http://localhost');
+  } catch {
+    return refuse(req, res, 400, 'The request target is not a valid path');
+  }
+  const method = (req.method ?? 'GET').toUpperCase();
+  const candidates = compiled.filter((route) => route.pattern.test(url.pathname));
+  const route = candidates.find((candidate) => candidate.method === method || candidate.method === 'ANY');
+  if (!route) {
+    if (candidates.length === 0) return refuse(req, res, 404, `No route ${url.pathname}`);
+    const allow = [...new Set(candidates.map((candidate) => candidate.method))].join(', ');
+    return refuse(req, res, 405, `${method} is not allowed on ${url.pathname}; use ${allow}`, { allow });
+  }
+  const match = url.pathname.match(route.pattern)!;
+  const values = route.params.map((_, i) => safeDecode(match[i + 1]!));
+  const body = await readBody(req, res);
+  if (body === 'too-large') return send(res, 413, errorBody(413, tooLargeMessage()));
+  if (body === 'aborted') return;
+  // A parameter that is not valid percent-encoding names no resource.
+  if (values.some((value) => value === null)) return send(res, 404, errorBody(404, 'Not found'));
+  const pathParameters = Object.fromEntries(route.params.map((name, i) => [name, values[i]!]));
+  const event = toEvent(req, url, route, pathParameters, body);
+  let result: unknown;
+  try {
+    result = await route.invoke(event);
+  } catch (error) {
+    // What API Gateway answers when the function itself crashes, in the spec's words.
+    console.error(`[api] ${route.routeKey} crashed:`, error);
+    return send(res, 500, errorBody(500, 'Internal error'));
+  }
+  writeResult(res, result);
+}
+
+const tooLargeMessage = () =>
+  `The request body is larger than ${MAX_INLINE_BODY_BYTES} bytes (limit: inline body); send larger photos by url`;
+
+function safeDecode(value: string): string | null {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return null;
+  }
+}
+
+function declaredLength(req: IncomingMessage): number {
+  const value = Number(req.headers['content-length']);
+  return Number.isFinite(value) ? value : 0;
+}
+
+/**
+ * Read the whole body. Past MAX_INLINE_BODY_BYTES the rest is read and dropped, so the 413 reaches a
+ * client that is still sending; past MAX_DRAINED_BODY_BYTES (or when the declared length is already
+ * beyond it) reading stops and the connection is closed after the 413.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | 'too-large' | 'aborted'> {
+  return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    let tooLarge = false;
+    let settled = false;
+    const settle = (value: Buffer | 'too-large' | 'aborted') => {
+      if (settled) return;
+      settled = true;
+      resolve(value);
+    };
+    if (declaredLength(req) > MAX_DRAINED_BODY_BYTES) {
+      stopReading(req, res);
+      settle('too-large');
+      return;
+    }
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_REQUEST_BYTES) tooLarge = true;
-      else chunks.push(chunk);
+      if (size <= MAX_INLINE_BODY_BYTES) chunks.push(chunk);
+      else if (size > MAX_DRAINED_BODY_BYTES) {
+        stopReading(req, res);
+        settle('too-large');
+      }
     });
-    req.on('end', () => resolve(tooLarge ? null : Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('end', () => settle(size > MAX_INLINE_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    req.on('error', () => settle('aborted'));
+    req.on('aborted', () => settle('aborted'));
   });
+}
+
+/** The rest of the body is not worth reading: stop, and close the connection after the answer. */
+function stopReading(req: IncomingMessage, res: ServerResponse) {
+  req.pause();
+  res.shouldKeepAlive = false;
+}
+
+/** Answer after the request's body is consumed, so the client reads the answer and may reuse the connection. */
+function refuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+) {
+  const answer = () => send(res, status, errorBody(status, message), headers);
+  if (req.complete || req.readableEnded) return answer();
+  let size = 0;
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_DRAINED_BODY_BYTES) {
+      stopReading(req, res);
+      answer();
+    }
+  });
+  req.on('end', answer);
+  req.on('error', () => res.destroy());
+  req.resume();
 }
 
 function toEvent(
   req: IncomingMessage,
   url: URL,
   route: CompiledRoute,
-  match: RegExpMatchArray,
+  pathParameters: Record<string, string>,
   body: Buffer,
 ): APIGatewayProxyEventV2 {
   const headers: Record<string, string> = {};
@@ -108,9 +241,6 @@ function toEvent(
   const query: Record<string, string> = {};
   for (const [name, value] of url.searchParams)
     query[name] = name in query ? `${query[name]},${value}` : value;
-  const pathParameters = Object.fromEntries(
-    route.params.map((name, i) => [name, decodeURIComponent(match[i + 1]!)]),
-  );
   const isText = TEXT_TYPES.test(headers['content-type'] ?? '');
   const now = new Date();
   const cookies = req.headers.cookie
@@ -165,7 +295,8 @@ function writeResult(res: ServerResponse, result: unknown) {
   res.end(body);
 }
 
-function send(res: ServerResponse, status: number, body: unknown) {
-  res.writeHead(status, { 'content-type': 'application/json' });
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) {
+  if (res.headersSent) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }

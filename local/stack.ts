@@ -1,10 +1,9 @@
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { apiGatewayListener } from './api-gateway.ts';
+import { createApiServer } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
 import { inferencePool } from './inference-pool.ts';
@@ -116,13 +115,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
 
-  const server = http.createServer(
-    apiGatewayListener(
-      topology.routes.map((route) => ({
-        routeKey: route.routeKey,
-        invoke: (event) => invokeFunction(route.functionId, event),
-      })),
-    ),
+  const server = createApiServer(
+    topology.routes.map((route) => ({
+      routeKey: route.routeKey,
+      invoke: (event) => invokeFunction(route.functionId, event),
+    })),
   );
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,7 +1,8 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { ServiceError, UnauthorizedError } from '#core/errors.ts';
+import { NotFoundError, ServiceError, UnauthorizedError } from '#core/errors.ts';
 import type { Caller } from '#core/keys/caller.ts';
+import { MAX_ID_CHARS } from '#core/limits.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
 import { type ParsedBody, parseBody } from './body.ts';
 import { errorBody, type HttpResult, json } from './responses.ts';
@@ -14,6 +15,9 @@ export type HttpContext = Context & { caller: Caller; body: ParsedBody; guestCoo
  * - `key-or-guest`: no key runs as the session's guest (spec 5.4).
  * - `none`: public (result links, the OpenAPI document).
  */
+/** Every id and result name the service issues is made of these. */
+const ID_CHARS = /^[A-Za-z0-9_.-]+$/;
+
 export type AuthMode = 'key' | 'key-or-guest' | 'none';
 
 export interface HttpStackDeps extends AuthDeps {
@@ -32,6 +36,12 @@ export function httpStack(options: {
   return {
     name: 'http-stack',
     async before(request) {
+      // An id of any length or spelling that we could never have issued names nothing: 404, before any
+      // lookup (a 2 KB id would otherwise reach DynamoDB as an invalid key and come back as a 500).
+      for (const value of Object.values(request.event.pathParameters ?? {})) {
+        if (!value || value.length > MAX_ID_CHARS || !ID_CHARS.test(value))
+          throw new NotFoundError('Not found');
+      }
       const deps = options.deps();
       const body = await parseBody(request.event, deps.maxBodyBytes);
       request.context.body = body;

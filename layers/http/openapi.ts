@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
+import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import type { AuthMode } from './http-stack.ts';
 import {
@@ -71,9 +72,11 @@ const ERRORS = {
   413: {
     name: 'PayloadTooLarge',
     description:
-      'Too large. API Gateway and Lambda refuse requests over 6 MB before any code runs (base64 makes the ' +
-      'limit on a binary upload about 4.5 MB); larger photos go through `url`, which takes up to 20 MB. ' +
-      'An image at `url` over 20 MB is also 413.',
+      `Too large; the message names the limit. A request body may be at most ${MAX_INLINE_BODY_BYTES.toLocaleString('en-US')} ` +
+      'bytes (limit: inline body): Lambda takes an event of at most 6 MB, in which API Gateway carries a ' +
+      'binary body base64-encoded, so (6 MiB − 64 KiB for the rest of the event) × 3/4; the local server ' +
+      'reads the rest of a larger body before answering, so the client sees the 413. Larger photos go ' +
+      'through `url`, which takes up to 20 MB. An image at `url` over 20 MB is also 413.',
   },
   415: {
     name: 'UnsupportedMediaType',

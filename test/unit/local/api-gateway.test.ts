@@ -1,0 +1,207 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MAX_HEADER_BYTES, MAX_INLINE_BODY_BYTES, MAX_URL_BYTES } from '#core/limits.ts';
+import { createApiServer } from '../../../local/api-gateway.ts';
+
+let server: http.Server;
+let port: number;
+const seen: Array<{ routeKey: string; pathParameters?: Record<string, string>; bodyBytes: number }> = [];
+
+beforeAll(async () => {
+  server = createApiServer([
+    {
+      routeKey: 'GET /api/v1/jobs/{job_id}',
+      invoke: async (event) => {
+        seen.push({ routeKey: event.routeKey, pathParameters: event.pathParameters, bodyBytes: 0 });
+        return { statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+      },
+    },
+    {
+      routeKey: 'POST /api/v1/jobs',
+      invoke: async (event) => {
+        const bytes = event.body ? Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8') : null;
+        seen.push({ routeKey: event.routeKey, bodyBytes: bytes?.length ?? 0 });
+        // A handler that refuses early, as the batch handler does for an archive it will not open.
+        return {
+          statusCode: 413,
+          body: JSON.stringify({ code: 413, message: 'archive too big', result: false }),
+        };
+      },
+    },
+    {
+      routeKey: 'GET /api/v1/crash',
+      invoke: async () => {
+        throw new Error('the function crashed');
+      },
+    },
+    { routeKey: 'GET /api/v1/nonsense', invoke: async () => ({ statusCode: 1234, body: 'x' }) },
+  ]);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  port = (server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+interface Answer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: Record<string, unknown>;
+  reusedSocket: boolean;
+}
+
+function request(
+  agent: http.Agent,
+  method: string,
+  path: string,
+  options: { body?: Buffer; headers?: Record<string, string> } = {},
+): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { host: '127.0.0.1', port, method, path, agent, headers: options.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'),
+            reusedSocket: req.reusedSocket,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
+const keepAlive = () => new http.Agent({ keepAlive: true, maxSockets: 1 });
+
+describe('local API gateway', () => {
+  it('answers a path with broken percent-encoding with 404 and keeps serving', async () => {
+    const agent = keepAlive();
+    const broken = await request(agent, 'GET', '/api/v1/jobs/%E0%A4%A');
+    expect(broken.status).toBe(404);
+    expect(broken.body).toEqual({ code: 404, message: 'Not found', result: false });
+    const next = await request(agent, 'GET', '/api/v1/jobs/job_1');
+    expect(next.status).toBe(200);
+    expect(next.reusedSocket).toBe(true);
+    agent.destroy();
+  });
+
+  it('answers unknown routes with 404 and wrong methods with 405, in the error body', async () => {
+    const agent = keepAlive();
+    const missing = await request(agent, 'GET', '/api/v1/nowhere');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ code: 404, result: false });
+    const wrong = await request(agent, 'DELETE', '/api/v1/jobs/job_1');
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.allow).toBe('GET');
+    expect(wrong.body).toMatchObject({ code: 405, result: false });
+    agent.destroy();
+  });
+
+  it('turns a crashing function or a malformed answer into a 500 error body', async () => {
+    const agent = keepAlive();
+    for (const path of ['/api/v1/crash', '/api/v1/nonsense']) {
+      const answer = await request(agent, 'GET', path);
+      expect(answer.status).toBe(500);
+      expect(answer.body).toEqual({ code: 500, message: 'Internal error', result: false });
+    }
+    expect((await request(agent, 'GET', '/api/v1/jobs/job_2')).status).toBe(200);
+    agent.destroy();
+  });
+
+  it('refuses a body over the inline limit with 413 after reading it, on a connection that stays usable', async () => {
+    const agent = keepAlive();
+    const before = seen.length;
+    const big = await request(agent, 'POST', '/api/v1/jobs', {
+      body: Buffer.alloc(MAX_INLINE_BODY_BYTES + 1),
+    });
+    expect(big.status).toBe(413);
+    expect(big.body).toMatchObject({ code: 413, result: false });
+    expect(big.body.message).toContain(`${MAX_INLINE_BODY_BYTES} bytes (limit: inline body)`);
+    expect(seen.length).toBe(before);
+    const next = await request(agent, 'GET', '/api/v1/jobs/job_3');
+    expect(next.status).toBe(200);
+    expect(next.reusedSocket).toBe(true);
+    agent.destroy();
+  });
+
+  it("delivers a handler's early 413 for a body at the limit, and the connection stays usable", async () => {
+    const agent = keepAlive();
+    const answer = await request(agent, 'POST', '/api/v1/jobs', {
+      body: Buffer.alloc(MAX_INLINE_BODY_BYTES),
+      headers: { 'content-type': 'application/zip' },
+    });
+    expect(answer.status).toBe(413);
+    expect(answer.body).toEqual({ code: 413, message: 'archive too big', result: false });
+    expect(seen.at(-1)).toMatchObject({ routeKey: 'POST /api/v1/jobs', bodyBytes: MAX_INLINE_BODY_BYTES });
+    expect((await request(agent, 'GET', '/api/v1/jobs/job_4')).reusedSocket).toBe(true);
+    agent.destroy();
+  });
+
+  it('drains the body of a request to an unknown route before answering', async () => {
+    const agent = keepAlive();
+    const answer = await request(agent, 'POST', '/api/v1/nowhere', { body: Buffer.alloc(2 * 1024 * 1024) });
+    expect(answer.status).toBe(404);
+    expect((await request(agent, 'GET', '/api/v1/jobs/job_5')).reusedSocket).toBe(true);
+    agent.destroy();
+  });
+
+  it('answers Expect: 100-continue with 413 before the body is sent when the declared size is too large', async () => {
+    const answer = await rawExchange(
+      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: ${MAX_INLINE_BODY_BYTES + 1}\r\nExpect: 100-continue\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).not.toContain('100 Continue');
+    expect(answer).toContain('"result":false');
+  });
+
+  it('refuses a URL or headers over their limits with 413 naming the limit', async () => {
+    const agent = keepAlive();
+    const longUrl = await request(agent, 'GET', `/api/v1/jobs/${'a'.repeat(MAX_URL_BYTES)}`);
+    expect(longUrl.status).toBe(413);
+    expect(longUrl.body.message).toContain('limit: URL length');
+    agent.destroy();
+    const headers = await rawExchange(
+      `GET /api/v1/jobs/job_6 HTTP/1.1\r\nHost: x\r\nX-Padding: ${'p'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`,
+    );
+    expect(headers).toMatch(/^HTTP\/1\.1 413 /);
+    expect(headers).toContain('limit: header size');
+    const garbage = await rawExchange('NOT HTTP AT ALL\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expect((await request(keepAlive(), 'GET', '/api/v1/jobs/job_7')).status).toBe(200);
+  });
+});
+
+/** Write raw bytes and collect whatever the server answers until it closes or goes quiet. */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let answer = '';
+    const timer = setTimeout(() => {
+      socket.destroy();
+      resolve(answer);
+    }, 1000);
+    socket.on('data', (chunk) => {
+      answer += chunk.toString('latin1');
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve(answer);
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      if (answer) resolve(answer);
+      else reject(error);
+    });
+    socket.write(text);
+  });
+}
