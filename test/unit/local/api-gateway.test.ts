@@ -7,7 +7,11 @@ import { createApiServer } from '../../../local/api-gateway.ts';
 
 let server: http.Server;
 let port: number;
-const seen: Array<{ routeKey: string; pathParameters?: Record<string, string>; bodyBytes: number }> = [];
+const seen: Array<{
+  routeKey: string;
+  pathParameters?: Record<string, string | undefined>;
+  bodyBytes: number;
+}> = [];
 
 beforeAll(async () => {
   server = createApiServer([
