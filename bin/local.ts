@@ -36,6 +36,8 @@ const stack = await startLocalStack({
     ? Number(process.env.SFN_RETRY_INTERVAL_SCALE)
     : undefined,
   eventsLogFile: process.env.EVENTS_LOG_FILE || undefined,
+  // PHOTO_JOBS_BUNDLED=1 runs the esbuild bundles that would be deployed instead of the sources.
+  bundled: ['1', 'true'].includes(process.env.PHOTO_JOBS_BUNDLED ?? ''),
 });
 
 // Imported only now: the stack has just written the configuration these modules read.

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { errorNames } from '../layers/core/error-names.ts';
 
 /** Absolute path of the repository root; handler paths below are relative to it. */
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -131,13 +132,13 @@ export const workflow = {
   timeoutHours: 24,
   /** PrepareJob, the settle tasks and the webhook tasks; a bit over the function's own timeout. */
   taskTimeoutSeconds: workflowFunction.timeoutSeconds + 10,
-  /** Error names worth another attempt; `TransientError` is the domain's own (layers/core/errors.ts). */
+  /** Error names worth another attempt; `TransientError` is the domain's own (layers/core/error-names.ts). */
   retryErrors: [
     'Lambda.ServiceException',
     'Lambda.AWSLambdaException',
     'Lambda.SdkClientException',
     'Lambda.TooManyRequestsException',
-    'TransientError',
+    errorNames.TransientError,
   ],
   retryIntervalSeconds: 2,
   retryMaxAttempts: 3,
@@ -162,7 +163,7 @@ export const lastResortSettlement = {
  * 4 h; at most about 10 h 50 min in all. The local stack scales the waits (SFN_RETRY_INTERVAL_SCALE).
  */
 export const webhookRetry = {
-  error: 'WebhookDeliveryError',
+  error: errorNames.WebhookDeliveryError,
   intervalSeconds: 30,
   backoffRate: 4,
   maxAttempts: 7,

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { errorNames } from '#core/error-names.ts';
 
 interface Pending {
   resolve(value: unknown): void;
@@ -45,7 +46,9 @@ export function inferencePool(options: { size: number; repoRoot: string; handler
       console.error('[inference] worker crashed:', error);
       workers.splice(workers.indexOf(entry), 1);
       for (const [id, pending] of inFlight) {
-        pending.reject(Object.assign(new Error('The inference worker crashed'), { name: 'TransientError' }));
+        pending.reject(
+          Object.assign(new Error('The inference worker crashed'), { name: errorNames.TransientError }),
+        );
         inFlight.delete(id);
       }
       pump();

@@ -25,11 +25,11 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
 
 const modules = new Map<string, Promise<Handler>>();
 
-/** Import a handler module once, as Lambda does per container, from its repo-relative path. */
+/** Import a handler module once, as Lambda does per container, from its repo-relative (or absolute) path. */
 export function loadHandler(repoRoot: string, handlerPath: string): Promise<Handler> {
   let loaded = modules.get(handlerPath);
   if (!loaded) {
-    loaded = import(pathToFileURL(path.join(repoRoot, handlerPath)).href).then((module) => {
+    loaded = import(pathToFileURL(path.resolve(repoRoot, handlerPath)).href).then((module) => {
       if (typeof module.handler !== 'function') throw new Error(`${handlerPath} exports no handler`);
       return module.handler as Handler;
     });

@@ -10,7 +10,7 @@ import { inferencePool } from './inference-pool.ts';
 import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
-import { readTopology } from './template.ts';
+import { type LocalFunction, readTopology } from './template.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const LOCAL_TABLE = 'photo-jobs-local';
@@ -34,6 +34,12 @@ export interface LocalStackOptions {
   /** Where job events (EventBridge PutEvents) are appended as JSON lines; default `<dataDir or tmp>/events.jsonl`. */
   eventsLogFile?: string;
   env?: Record<string, string>;
+  /**
+   * Run what would be deployed: the synth bundles every zip function with esbuild exactly as `cdk deploy`
+   * does, the inference handler is bundled as its image does (functions/inference/bundle.ts), and those
+   * bundles run instead of the TypeScript sources. Starting takes the bundling time (about a minute).
+   */
+  bundled?: boolean;
 }
 
 export interface LocalStack {
@@ -62,8 +68,26 @@ export async function readRunningStack(dataDir: string): Promise<LocalStack['end
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
   const { synthesizeTemplates } = await import('../lib/app.ts');
-  const templates = synthesizeTemplates({ bundle: false });
+  // Under the repository, so that the inference bundle finds sharp and onnxruntime-node in node_modules
+  // as it does in its image.
+  const bundleDir = options.bundled
+    ? await mkdir(path.join(REPO_ROOT, '.cache'), { recursive: true }).then(() =>
+        mkdtemp(path.join(REPO_ROOT, '.cache', 'bundled-')),
+      )
+    : undefined;
+  const assemblyDir = bundleDir && path.join(bundleDir, 'cdk.out');
+  const templates = synthesizeTemplates({ bundle: Boolean(bundleDir), outdir: assemblyDir });
   const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
+  const modulePath = async (fn: LocalFunction): Promise<string> => {
+    if (!bundleDir || !assemblyDir) return fn.handler;
+    if (fn.image) {
+      const { bundleInference } = await import('../functions/inference/bundle.ts');
+      // Two levels below the repository, as layers/vision/models.ts sits: it finds the same model folders.
+      return bundleInference(path.join(bundleDir, 'inference.mjs'));
+    }
+    if (!fn.assetHash) throw new Error(`${fn.logicalId} has no bundled asset`);
+    return path.join(assemblyDir, `asset.${fn.assetHash}`, 'index.mjs');
+  };
   const stateMachine = topology.stateMachines[0];
   if (!stateMachine) throw new Error('The CDK app defines no state machine');
   const stateMachineArn = `arn:aws:states:us-east-1:000000000000:stateMachine:${stateMachine.logicalId}`;
@@ -97,14 +121,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ? inferencePool({
         size: options.inferenceWorkers ?? 1,
         repoRoot: REPO_ROOT,
-        handler: imageFunction.handler,
+        handler: await modulePath(imageFunction),
       })
     : null;
   const invokeFunction = async (functionId: string, payload: unknown) => {
     const fn = topology.functions.get(functionId);
     if (!fn) throw new Error(`No function ${functionId} in the template`);
     if (fn.image && pool) return pool.invoke(payload);
-    const handler = await loadHandler(REPO_ROOT, fn.handler);
+    const handler = await loadHandler(REPO_ROOT, await modulePath(fn));
     return handler(payload, lambdaContext(functionId, fn.timeoutSeconds));
   };
 
@@ -145,6 +169,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       await s3.close();
       await dynamo.close();
       if (options.dataDir) await rm(path.join(options.dataDir, STACK_FILE), { force: true });
+      if (bundleDir) await rm(bundleDir, { recursive: true, force: true });
     },
   };
 }

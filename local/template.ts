@@ -15,6 +15,8 @@ export interface LocalFunction {
   /** Container-image functions run the models: locally they go to the worker pool. */
   image: boolean;
   timeoutSeconds: number;
+  /** Hash of the zip asset (`asset.<hash>/index.mjs` in the cloud assembly) when the synth bundled it. */
+  assetHash?: string;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON, checked where read.
@@ -85,6 +87,9 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
         handler: resource.Metadata['photo-jobs:handler'] as string,
         image: props.PackageType === 'Image',
         timeoutSeconds: props.Timeout ?? 3,
+        ...(typeof props.Code?.S3Key === 'string'
+          ? { assetHash: props.Code.S3Key.replace(/\.zip$/, '') }
+          : {}),
       });
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);

@@ -1,101 +1,118 @@
+import { errorNames } from './error-names.ts';
+
+export { type ErrorName, errorNames } from './error-names.ts';
+
 /**
  * Every failure a client or the workflow can observe is one of these classes.
  * `name` is part of the contract: Step Functions Retry/Catch match on it, and settlement maps it to
- * the job's `error.code`. `code` is the spec's numeric code (section 7) carried in the error body.
+ * the job's `error.code`. Each class writes its name out (error-names.ts), as Powertools does, because
+ * minifiers rename classes. `code` is the spec's numeric code (section 7) carried in the error body.
  */
 export abstract class ServiceError extends Error {
+  abstract override readonly name: string;
   abstract readonly status: number;
   abstract readonly code: number;
   /** Safe to show to the API caller; internal details stay in `cause`. */
   readonly expose: boolean = true;
-
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.name = new.target.name;
-  }
 }
 
 export class BadRequestError extends ServiceError {
+  override readonly name: string = errorNames.BadRequestError;
   readonly status = 400;
   readonly code = 400;
 }
 
 /** The source could not be fetched from `url`, or it is not a decodable image. */
 export class SourceImageError extends ServiceError {
+  override readonly name: string = errorNames.SourceImageError;
   readonly status = 400;
   readonly code = 400;
 }
 
 export class UnauthorizedError extends ServiceError {
+  override readonly name: string = errorNames.UnauthorizedError;
   readonly status = 401;
   readonly code = 401;
 }
 
 export class ForbiddenError extends ServiceError {
+  override readonly name: string = errorNames.ForbiddenError;
   readonly status = 403;
   readonly code = 403;
 }
 
 export class InsufficientCreditsError extends ServiceError {
+  override readonly name: string = errorNames.InsufficientCreditsError;
   readonly status = 402;
   readonly code = 402;
 }
 
 export class NotFoundError extends ServiceError {
+  override readonly name: string = errorNames.NotFoundError;
   readonly status = 404;
   readonly code = 404;
 }
 
 export class ConflictError extends ServiceError {
+  override readonly name: string = errorNames.ConflictError;
   readonly status = 409;
   readonly code = 409;
 }
 
 export class GoneError extends ServiceError {
+  override readonly name: string = errorNames.GoneError;
   readonly status = 410;
   readonly code = 410;
 }
 
 export class PayloadTooLargeError extends ServiceError {
+  override readonly name: string = errorNames.PayloadTooLargeError;
   readonly status = 413;
   readonly code = 413;
 }
 
 export class UnsupportedMediaTypeError extends ServiceError {
+  override readonly name: string = errorNames.UnsupportedMediaTypeError;
   readonly status = 415;
   readonly code = 415;
 }
 
 /** 800: the model could not classify the photo. */
 export class UnclassifiableError extends ServiceError {
+  override readonly name: string = errorNames.UnclassifiableError;
   readonly status = 422;
   readonly code = 800;
 }
 
 /** 802: the background mask could not be created. */
 export class MaskFailedError extends ServiceError {
+  override readonly name: string = errorNames.MaskFailedError;
   readonly status = 422;
   readonly code = 802;
 }
 
 /** 803: no license plate was detected. */
 export class PlateNotFoundError extends ServiceError {
+  override readonly name: string = errorNames.PlateNotFoundError;
   readonly status = 422;
   readonly code = 803;
 }
 
 export class TooManyRequestsError extends ServiceError {
+  override readonly name: string = errorNames.TooManyRequestsError;
   readonly status = 429;
   readonly code = 429;
 }
 
 /** A model file is absent or fails its checksum: an operator problem, never papered over with a fake result. */
 export class ModelUnavailableError extends ServiceError {
+  override readonly name: string = errorNames.ModelUnavailableError;
   readonly status = 500;
   readonly code = 500;
 }
 
 export class InternalError extends ServiceError {
+  override readonly name: string = errorNames.InternalError;
   readonly status = 500;
   readonly code = 500;
   override readonly expose = false;
@@ -103,6 +120,7 @@ export class InternalError extends ServiceError {
 
 /** Storage or a downstream service hiccuped; the workflow retries these. */
 export class TransientError extends ServiceError {
+  override readonly name: string = errorNames.TransientError;
   readonly status = 503;
   readonly code = 503;
   override readonly expose = false;
@@ -110,23 +128,25 @@ export class TransientError extends ServiceError {
 
 /** The workflow stopped a job because its owner cancelled it. */
 export class JobCancelledError extends ServiceError {
+  override readonly name: string = errorNames.JobCancelledError;
   readonly status = 409;
   readonly code = 409;
 }
 
 /** A webhook attempt got no 2xx answer; the workflow retries these on the delivery schedule. */
 export class WebhookDeliveryError extends ServiceError {
+  override readonly name: string = errorNames.WebhookDeliveryError;
   readonly status = 502;
   readonly code = 502;
 }
 
 const EXPOSED_WORKFLOW_ERRORS: Record<string, number> = {
-  PlateNotFoundError: 803,
-  MaskFailedError: 802,
-  UnclassifiableError: 800,
-  SourceImageError: 400,
-  UnsupportedMediaTypeError: 415,
-  ModelUnavailableError: 500,
+  [errorNames.PlateNotFoundError]: 803,
+  [errorNames.MaskFailedError]: 802,
+  [errorNames.UnclassifiableError]: 800,
+  [errorNames.SourceImageError]: 400,
+  [errorNames.UnsupportedMediaTypeError]: 415,
+  [errorNames.ModelUnavailableError]: 500,
 };
 
 /**

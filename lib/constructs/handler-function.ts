@@ -29,6 +29,8 @@ const bundling: nodejs.BundlingOptions = {
   target: 'node22',
   mainFields: ['module', 'main'],
   minify: true,
+  // Class names survive minification (error names are literals anyway: layers/core/error-names.ts).
+  keepNames: true,
   sourceMap: true,
   // Stack traces only need positions; leaving sources out keeps the zip small.
   sourcesContent: false,

@@ -1,0 +1,28 @@
+/**
+ * The name of every error the service throws. Step Functions Retry/Catch (lib/) and settlement match on
+ * these strings, so they are written out here, once, and never derived from a class name: bundlers rename
+ * classes. `lib/` imports this module (and only this one) from the run-time code.
+ */
+export const errorNames = {
+  BadRequestError: 'BadRequestError',
+  SourceImageError: 'SourceImageError',
+  UnauthorizedError: 'UnauthorizedError',
+  ForbiddenError: 'ForbiddenError',
+  InsufficientCreditsError: 'InsufficientCreditsError',
+  NotFoundError: 'NotFoundError',
+  ConflictError: 'ConflictError',
+  GoneError: 'GoneError',
+  PayloadTooLargeError: 'PayloadTooLargeError',
+  UnsupportedMediaTypeError: 'UnsupportedMediaTypeError',
+  UnclassifiableError: 'UnclassifiableError',
+  MaskFailedError: 'MaskFailedError',
+  PlateNotFoundError: 'PlateNotFoundError',
+  TooManyRequestsError: 'TooManyRequestsError',
+  ModelUnavailableError: 'ModelUnavailableError',
+  InternalError: 'InternalError',
+  TransientError: 'TransientError',
+  JobCancelledError: 'JobCancelledError',
+  WebhookDeliveryError: 'WebhookDeliveryError',
+} as const;
+
+export type ErrorName = (typeof errorNames)[keyof typeof errorNames];

@@ -1,0 +1,194 @@
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { builtinModules } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { errorNames } from '#core/error-names.ts';
+import { bundleInference, inferenceExternals } from '../../functions/inference/bundle.ts';
+import { synthesizeTemplates } from '../../lib/app.ts';
+import { repoRoot, routes, workflowHandlers } from '../../lib/config.ts';
+import { startLocalDynamo } from '../../local/dynamodb.ts';
+import { startLocalS3 } from '../../local/s3.ts';
+import { type LocalFunction, readTopology } from '../../local/template.ts';
+
+/**
+ * What is deployed is what is tested: the zip functions exactly as `cdk deploy` bundles them, and the
+ * inference handler as its image bundles it, loaded and run here against the local stand-ins.
+ */
+type Handler = (event: unknown, context: Context) => Promise<unknown>;
+
+/** Bare specifiers a bundle may leave to the runtime: the SDK loads this optional one in a try/catch. */
+const OPTIONAL_AT_RUN_TIME = new Set(['@aws-sdk/signature-v4-crt']);
+const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
+  dependencies: Record<string, string>;
+};
+
+let scratch = '';
+let bundleDir = '';
+let functions: LocalFunction[] = [];
+const stopStandIns: Array<() => Promise<void>> = [];
+const modules = new Map<string, { file: string; handler: Handler }>();
+
+const context = (name: string) =>
+  ({ functionName: name, awsRequestId: 'test', getRemainingTimeInMillis: () => 30_000 }) as Context;
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'photo-jobs-bundles-'));
+  await mkdir(join(repoRoot, '.cache'), { recursive: true });
+  // Under the repository, as the image puts node_modules next to its bundle.
+  bundleDir = await mkdtemp(join(repoRoot, '.cache', 'bundled-test-'));
+  const outdir = join(scratch, 'cdk.out');
+  const templates = synthesizeTemplates({ bundle: true, outdir });
+  const topology = readTopology([templates.data, templates.service], () => 'bundles-test');
+  functions = [...topology.functions.values()];
+
+  const dynamo = await startLocalDynamo({ tables: topology.tables });
+  const s3 = await startLocalS3({ buckets: ['bundles-test'] });
+  stopStandIns.push(dynamo.close, s3.close);
+  Object.assign(process.env, {
+    TABLE_NAME: 'bundles-test',
+    BUCKET_NAME: 'bundles-test',
+    AWS_REGION: 'us-east-1',
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    S3_ENDPOINT: s3.endpoint,
+    STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:bundles-test',
+  });
+  const s3Client = new S3Client({
+    region: 'us-east-1',
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' },
+  });
+  await s3Client.send(
+    new PutObjectCommand({ Bucket: 'bundles-test', Key: 'sources/not-a-photo.jpg', Body: 'not a photo' }),
+  );
+
+  for (const fn of functions) {
+    const file = fn.image
+      ? await bundleInference(join(bundleDir, 'inference.mjs'))
+      : join(outdir, `asset.${fn.assetHash}`, 'index.mjs');
+    const module = (await import(pathToFileURL(file).href)) as { handler: Handler };
+    modules.set(fn.handler, { file, handler: module.handler });
+  }
+}, 240_000);
+
+afterAll(async () => {
+  for (const stop of stopStandIns) await stop();
+  await rm(scratch, { recursive: true, force: true });
+  await rm(bundleDir, { recursive: true, force: true });
+});
+
+const bundled = (handler: string) => {
+  const module = modules.get(handler);
+  if (!module) throw new Error(`no bundle for ${handler}`);
+  return module;
+};
+
+const bareSpecifiers = (code: string): string[] => {
+  const found = new Set<string>();
+  for (const match of code.matchAll(/(?:require\(|from\s*|import\()\s*"([^"./][^"]*)"/g)) {
+    const name = match[1]!;
+    if (!name.startsWith('node:') && !builtinModules.includes(name.split('/')[0]!)) found.add(name);
+  }
+  return [...found].sort();
+};
+
+describe('bundled functions', () => {
+  it('exist for every function of the template, zip assets and the inference image alike', () => {
+    expect(functions.filter((fn) => fn.image)).toHaveLength(1);
+    for (const fn of functions) {
+      expect(typeof bundled(fn.handler).handler, fn.handler).toBe('function');
+      if (!fn.image) expect(fn.assetHash, fn.handler).toMatch(/^[0-9a-f]{64}$/);
+    }
+  });
+
+  it('leave nothing to resolve at run time in a zip, and only production dependencies in the image', () => {
+    for (const fn of functions) {
+      const left = bareSpecifiers(readFileSync(bundled(fn.handler).file, 'utf8')).filter(
+        (name) => !OPTIONAL_AT_RUN_TIME.has(name),
+      );
+      if (!fn.image) {
+        expect(left, fn.handler).toEqual([]);
+        continue;
+      }
+      expect(left).toEqual([...inferenceExternals].sort());
+      // The image installs `npm ci --omit=dev` next to its bundle.
+      for (const name of left) expect(Object.keys(packageJson.dependencies)).toContain(name);
+    }
+  });
+
+  it('answer an API request: every API bundle runs its middleware and answers in the spec’s shape', async () => {
+    const apiRoutes = new Map(routes.map((route) => [route.handler, route]));
+    for (const [handler, route] of apiRoutes) {
+      const event: APIGatewayProxyEventV2 = {
+        version: '2.0',
+        routeKey: `${route.method} ${route.path}`,
+        rawPath: route.path,
+        rawQueryString: '',
+        headers: { host: 'localhost' },
+        isBase64Encoded: false,
+        requestContext: {
+          accountId: '000000000000',
+          apiId: 'bundles',
+          domainName: 'localhost',
+          domainPrefix: 'localhost',
+          http: {
+            method: route.method,
+            path: route.path,
+            protocol: 'HTTP/1.1',
+            sourceIp: '127.0.0.1',
+            userAgent: '',
+          },
+          requestId: 'bundles',
+          routeKey: `${route.method} ${route.path}`,
+          stage: '$default',
+          time: new Date().toUTCString(),
+          timeEpoch: Date.now(),
+        },
+      };
+      const response = (await bundled(handler).handler(event, context(handler))) as {
+        statusCode: number;
+        body?: string;
+      };
+      expect(response.statusCode, handler).toBeLessThan(500);
+      if (response.statusCode >= 400) {
+        expect(JSON.parse(response.body ?? '{}'), handler).toMatchObject({ result: false });
+      }
+    }
+  });
+
+  it('throw workflow errors under their own names, which the state machine matches', async () => {
+    const missing = 'job_000000000000000000000000';
+    await expect(
+      bundled(workflowHandlers.prepareJob).handler({ jobId: missing }, context('prepare')),
+    ).rejects.toMatchObject({ name: errorNames.NotFoundError });
+    await expect(
+      bundled(workflowHandlers.settleJob).handler(
+        { jobId: missing, outcome: 'failure', failure: { Error: 'States.Timeout' } },
+        context('settle'),
+      ),
+    ).rejects.toMatchObject({ name: errorNames.NotFoundError });
+  });
+
+  it('name the inference failure of an undecodable photo so that settlement keeps its code', async () => {
+    const [inference] = functions.filter((fn) => fn.image);
+    const order = {
+      jobId: 'job_000000000000000000000001',
+      operation: 'plate',
+      source: { key: 'sources/not-a-photo.jpg', contentType: 'image/jpeg', sha256: '0'.repeat(64) },
+      params: {},
+      resultPrefix: 'results/job_000000000000000000000001/',
+    };
+    const failure = await bundled(inference!.handler)
+      .handler(order, context('inference'))
+      .then(
+        () => null,
+        (error: Error) => error,
+      );
+    expect(failure?.name).toMatch(/^(SourceImageError|UnsupportedMediaTypeError|ModelUnavailableError)$/);
+  });
+});

@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import * as errors from '#core/errors.ts';
+
+type ErrorClass = new (message: string) => errors.ServiceError;
+const errorClasses = (Object.entries(errors) as [string, unknown][]).filter(
+  (entry): entry is [string, ErrorClass] =>
+    typeof entry[1] === 'function' && entry[1].prototype instanceof errors.ServiceError,
+);
+
+describe('service errors', () => {
+  it('every class carries its own name as a literal listed in errorNames', () => {
+    expect(errorClasses.length).toBe(Object.keys(errors.errorNames).length);
+    for (const [exported, ErrorClass] of errorClasses) {
+      const error = new ErrorClass('message');
+      expect(error.name).toBe(exported);
+      expect(errors.errorNames[exported as keyof typeof errors.errorNames]).toBe(exported);
+    }
+  });
+
+  it('keeps its name when the class itself is renamed, as a minifier does', () => {
+    const Renamed = errors.TransientError;
+    Object.defineProperty(Renamed, 'name', { value: 'Wa' });
+    try {
+      expect(new Renamed('retry me').name).toBe('TransientError');
+    } finally {
+      Object.defineProperty(Renamed, 'name', { value: 'TransientError' });
+    }
+  });
+});
