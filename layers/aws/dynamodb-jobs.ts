@@ -209,6 +209,7 @@ export function reservationRefused(reservation: CreditMovement, account: Item): 
     );
   }
   throw new TooManyRequestsError(
-    `This account already has ${num(account, 'in_flight')} jobs queued or processing; wait for some to finish`,
+    `This account already has ${num(account, 'in_flight')} jobs queued or processing (limit: jobs in flight); wait for some to finish`,
+    { retryAfterSeconds: 5 },
   );
 }

@@ -102,6 +102,13 @@ export class TooManyRequestsError extends ServiceError {
   override readonly name: string = errorNames.TooManyRequestsError;
   readonly status = 429;
   readonly code = 429;
+  /** Sent as `Retry-After`: when trying again has a chance. */
+  readonly retryAfterSeconds: number;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
+    super(message, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(options?.retryAfterSeconds ?? 1));
+  }
 }
 
 /** A model file is absent or fails its checksum: an operator problem, never papered over with a fake result. */

@@ -6,6 +6,7 @@ import {
   GUEST_COOKIE,
   GUEST_SESSION_SECONDS,
   guestAccountOf,
+  NO_GUEST_SESSION,
   newGuestSessionId,
   signGuestSession,
   verifyGuestSession,
@@ -43,30 +44,47 @@ function cookieOf(event: APIGatewayProxyEventV2, name: string): string | undefin
   return undefined;
 }
 
-/** The presented API key, from the places this server accepts; a key sent where it is not accepted is a 401. */
+/**
+ * The presented API key, from the places this server accepts. It fails closed: an empty key, an
+ * `Authorization` header that is not `Bearer <key>`, keys in two places that differ, or a key where this
+ * server does not accept one are all 401, never a guest request.
+ */
 export function presentedKey(
   event: APIGatewayProxyEventV2,
   formFields: Record<string, unknown>,
   policy: AuthPolicy,
 ): string | null {
-  const headerKey = event.headers?.['x-api-key']?.trim();
-  const bearer = event.headers?.authorization?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
-  if (headerKey || bearer) return (headerKey || bearer)!;
+  const keys: string[] = [];
+  const headerKey = event.headers?.['x-api-key'];
+  if (headerKey !== undefined) {
+    if (!headerKey.trim()) throw new UnauthorizedError('X-API-Key is empty');
+    keys.push(headerKey.trim());
+  }
+  const authorization = event.headers?.authorization;
+  if (authorization !== undefined) {
+    const bearer = authorization.match(/^Bearer +(\S+) *$/i)?.[1];
+    if (!bearer) throw new UnauthorizedError('Authorization must be "Bearer <API key>"');
+    keys.push(bearer);
+  }
   const queryKey = event.queryStringParameters?.api_key;
-  if (queryKey) {
+  if (queryKey !== undefined) {
     if (!policy.allowKeyInQuery) {
       throw new UnauthorizedError('API keys in the query string are disabled on this server; send X-API-Key');
     }
-    return queryKey;
+    if (!queryKey.trim()) throw new UnauthorizedError('api_key is empty');
+    keys.push(queryKey.trim());
   }
   const formKey = formFields.api_key;
-  if (typeof formKey === 'string' && formKey) {
+  // An empty form field counts as not sent (HTML forms send every input).
+  if (formKey !== undefined && formKey !== '') {
     if (!policy.allowKeyInForm) {
       throw new UnauthorizedError('The api_key form field is disabled on this server; send X-API-Key');
     }
-    return formKey;
+    if (typeof formKey !== 'string' || !formKey.trim()) throw new UnauthorizedError('api_key is empty');
+    keys.push(formKey.trim());
   }
-  return null;
+  if (new Set(keys).size > 1) throw new UnauthorizedError('Two different API keys were sent; send one');
+  return keys[0] ?? null;
 }
 
 export async function callerForKey(deps: AuthDeps, apiKey: string): Promise<Caller> {
@@ -84,15 +102,29 @@ export async function callerForKey(deps: AuthDeps, apiKey: string): Promise<Call
  * is a signed cookie; a new one is opened with the trial credits, at most a few per address a day, so
  * that dropping the cookie is not a way to mint credits.
  */
-export async function guestCaller(deps: AuthDeps, event: APIGatewayProxyEventV2): Promise<Authenticated> {
+export async function guestCaller(
+  deps: AuthDeps,
+  event: APIGatewayProxyEventV2,
+  options: { open: boolean },
+): Promise<Authenticated> {
   const secret = await deps.guests.signingSecret();
   const existing = verifyGuestSession(cookieOf(event, GUEST_COOKIE), secret);
   if (existing) return { caller: { kind: 'guest', sessionId: existing, account: guestAccountOf(existing) } };
+  if (!options.open) {
+    // Only a job opens a session: reads, cancels and retries without one see an empty session.
+    return {
+      caller: { kind: 'guest', sessionId: NO_GUEST_SESSION, account: guestAccountOf(NO_GUEST_SESSION) },
+    };
+  }
 
   const address = event.requestContext?.http?.sourceIp ?? 'unknown';
   const day = new Date().toISOString().slice(0, 10);
   if (!(await deps.guests.admitNewSession(address, day, deps.policy.guestSessionsPerAddressPerDay))) {
-    throw new TooManyRequestsError('Too many trial sessions from this address today; use an API key');
+    const tomorrow = Date.parse(`${day}T00:00:00Z`) + 86_400_000;
+    throw new TooManyRequestsError(
+      `Too many trial sessions from this address today (limit: ${deps.policy.guestSessionsPerAddressPerDay} a day); use an API key`,
+      { retryAfterSeconds: (tomorrow - Date.now()) / 1000 },
+    );
   }
   const sessionId = newGuestSessionId();
   await deps.accounts.open(guestAccountOf(sessionId), deps.policy.guestTrialCredits);

@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { NotFoundError, ServiceError, UnauthorizedError } from '#core/errors.ts';
+import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } from '#core/errors.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { MAX_ID_CHARS } from '#core/limits.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
@@ -32,6 +32,8 @@ export interface HttpStackDeps extends AuthDeps {
 export function httpStack(options: {
   auth: AuthMode;
   deps: () => HttpStackDeps;
+  /** Whether a request without key or session opens a guest session (job creation only). */
+  opensGuestSession?: boolean;
 }): MiddlewareObj<HttpEvent, HttpResult, Error, HttpContext> {
   return {
     name: 'http-stack',
@@ -50,7 +52,9 @@ export function httpStack(options: {
       if (key) {
         request.context.caller = await callerForKey(deps, key);
       } else if (options.auth === 'key-or-guest') {
-        const { caller, cookie } = await guestCaller(deps, request.event);
+        const { caller, cookie } = await guestCaller(deps, request.event, {
+          open: options.opensGuestSession ?? false,
+        });
         request.context.caller = caller;
         request.context.guestCookie = cookie;
       } else {
@@ -77,7 +81,9 @@ export function errorResponse(error: unknown): HttpResult {
     const message = error.expose ? error.message : 'The service could not complete the request; try again';
     if (!error.expose || error.status >= 500)
       console.error(JSON.stringify({ level: 'error', error: describe(error) }));
-    return json(error.status, errorBody(error.code, message));
+    const retryAfter =
+      error instanceof TooManyRequestsError ? { 'retry-after': String(error.retryAfterSeconds) } : undefined;
+    return json(error.status, errorBody(error.code, message), retryAfter);
   }
   console.error(JSON.stringify({ level: 'error', error: describe(error) }));
   return json(500, errorBody(500, 'Internal error'));

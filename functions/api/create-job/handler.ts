@@ -18,7 +18,7 @@ const ROUTES: Record<string, { route: JobRoute; modes?: readonly Operation[] }> 
 };
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .use(httpStack({ auth: 'key-or-guest', opensGuestSession: true, deps }))
   .handler(async (event, context) => {
     const { route, modes } = ROUTES[event.routeKey] ?? ROUTES['POST /api/v1/jobs']!;
     const { fields, files } = context.body;

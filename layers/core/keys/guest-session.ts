@@ -22,4 +22,10 @@ export function verifyGuestSession(value: string | undefined, secret: string): s
   return expected.length === actual.length && timingSafeEqual(expected, actual) ? sessionId : null;
 }
 
+/**
+ * The session of a guest who has none yet: it owns nothing and has no balance. No cookie can carry it
+ * (real session ids are 24 characters), so nothing can ever be created under it.
+ */
+export const NO_GUEST_SESSION = 'none';
+
 export const guestAccountOf = (sessionId: string): string => `guest_${sessionId}`;

@@ -16,7 +16,8 @@ export async function getQuota(deps: { accounts: AccountRepository }, caller: Ca
   return {
     result: true,
     quota: {
-      active: true,
+      // A guest without a session yet has no trial balance until its first job opens one.
+      active: caller.kind !== 'guest' || account !== null,
       authorized: caller.kind !== 'guest',
       remaining: amount(account?.available ?? 0),
       credits_remaining: amount(account?.available ?? 0),

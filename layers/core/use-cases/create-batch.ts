@@ -12,6 +12,7 @@ import { type Batch, type BatchItem, newBatchId } from '../batches/batch.ts';
 import { costOf } from '../credits/credits.ts';
 import { BadRequestError, InsufficientCreditsError } from '../errors.ts';
 import { storageName } from '../files/assets.ts';
+import { imageProblem } from '../image-limits.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import type { JobError, Operation } from '../jobs/job.ts';
@@ -166,6 +167,8 @@ function classify(
       return skip(415, 'Not a JPG, PNG or WEBP image');
     }
     if (bytes.length > maxSourceBytes) return skip(413, `The photo is larger than ${maxSourceBytes} bytes`);
+    const problem = imageProblem(bytes, 'The photo');
+    if (problem) return skip(problem.code, problem.message);
     return { entry, type, sha256: createHash('sha256').update(bytes).digest('hex'), skipped: null };
   });
 }

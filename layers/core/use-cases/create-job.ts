@@ -1,19 +1,33 @@
 import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
-import { PayloadTooLargeError, TransientError, UnsupportedMediaTypeError } from '../errors.ts';
+import {
+  InsufficientCreditsError,
+  PayloadTooLargeError,
+  TransientError,
+  UnsupportedMediaTypeError,
+} from '../errors.ts';
 import { openAsset } from '../files/assets.ts';
 import { replayDecision } from '../idempotency/idempotency.ts';
+import { imageProblem } from '../image-limits.ts';
 import { extensionOf, sniffImageType } from '../images.ts';
 import { newJobId, newSequence } from '../jobs/ids.ts';
 import type { JobRequest, UploadedFile } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
-import type { AssetRepository, Clock, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
+import type {
+  AccountRepository,
+  AssetRepository,
+  Clock,
+  JobRepository,
+  ObjectStore,
+  WorkflowStarter,
+} from '../ports.ts';
 import { startOrFail } from './control-job.ts';
 
 export interface CreateJobDeps {
   jobs: JobRepository;
+  accounts: AccountRepository;
   objects: ObjectStore;
   workflow: WorkflowStarter;
   clock: Clock;
@@ -31,6 +45,7 @@ export interface CreateJobResult {
 
 /**
  * Create a job.
+ * 0. Refuse (402) a caller whose balance cannot cover the job, before any fetch, decode or write.
  * 1. Resolve the source bytes (upload or URL) and check they are an accepted image.
  * 2. Resolve effective parameters: request over key defaults over service defaults.
  * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request).
@@ -51,6 +66,18 @@ export async function createJob(
     if (replay) return replay;
   }
 
+  // Nothing is fetched, decoded or stored for a caller who could not pay for the job anyway.
+  const account = accountOf(caller);
+  const cost = costOf(request.operation);
+  if (account) {
+    const balance = await deps.accounts.get(account);
+    if ((balance?.available ?? 0) < cost) {
+      throw new InsufficientCreditsError(
+        `This operation needs ${cost} credits; ${balance?.available ?? 0} are available`,
+      );
+    }
+  }
+
   const source = await loadSource(deps, caller, request);
   const background = request.backgroundFile
     ? checkImage(deps, request.backgroundFile, 'background_file')
@@ -60,8 +87,6 @@ export async function createJob(
   const jobId = newJobId();
   const sourceKey = `sources/${jobId}/source.${extensionOf(source.type)}`;
   const backgroundKey = background ? `sources/${jobId}/background.${extensionOf(background.type)}` : null;
-  const account = accountOf(caller);
-  const cost = costOf(request.operation);
   const job: Job = {
     id: jobId,
     seq: newSequence(now.getTime()),
@@ -142,6 +167,8 @@ export function checkImage(
   }
   const type = sniffImageType(file.bytes);
   if (!type) throw new UnsupportedMediaTypeError(`${field} is not a JPG, PNG or WEBP image`);
+  const problem = imageProblem(file.bytes, field);
+  if (problem) throw problem;
   return { file, type, sha256: sha256(file.bytes) };
 }
 
