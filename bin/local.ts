@@ -2,6 +2,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE, type RateLimit } from '#core/rate-limit.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { signingSecrets } from '#core/webhooks/signature.ts';
 import { persistentSecret } from '../local/secrets.ts';
@@ -22,6 +23,19 @@ function describe(error: unknown) {
     : { error };
 }
 
+/** `<PREFIX>_PER_SECOND`, `_BURST`, `_IN_FLIGHT` override the documented defaults (load tests raise them). */
+function rateFromEnv(prefix: string, defaults: RateLimit): RateLimit {
+  const read = (name: string, fallback: number) => {
+    const value = Number(process.env[`${prefix}_${name}`]);
+    return Number.isFinite(value) && value > 0 ? value : fallback;
+  };
+  return {
+    perSecond: read('PER_SECOND', defaults.perSecond),
+    burst: read('BURST', defaults.burst),
+    inFlight: read('IN_FLIGHT', defaults.inFlight),
+  };
+}
+
 const port = Number(process.env.PORT ?? 3000);
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
 const masterKey = process.env.MASTER_KEY || (await persistentSecret(dataDir, 'master-key', 'pjm_'));
@@ -38,6 +52,10 @@ const stack = await startLocalStack({
   eventsLogFile: process.env.EVENTS_LOG_FILE || undefined,
   // PHOTO_JOBS_BUNDLED=1 runs the esbuild bundles that would be deployed instead of the sources.
   bundled: ['1', 'true'].includes(process.env.PHOTO_JOBS_BUNDLED ?? ''),
+  rateLimits: {
+    keyRate: rateFromEnv('RATE_LIMIT_KEY', DEFAULT_KEY_RATE),
+    guestRate: rateFromEnv('RATE_LIMIT_GUEST', DEFAULT_GUEST_RATE),
+  },
 });
 
 // Imported only now: the stack has just written the configuration these modules read.

@@ -8,6 +8,7 @@ import {
   MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
 } from '#core/limits.ts';
+import { type RateLimit, rateLimiter } from '#core/rate-limit.ts';
 
 export interface LocalRoute {
   routeKey: string;
@@ -52,8 +53,8 @@ const errorBody = (code: number, message: string) => ({ code, message, result: f
  * only once the request's body has been read (so the client sees it, not a broken pipe, and the
  * connection stays usable), and nothing a request does can throw out of the listener.
  */
-export function createApiServer(routes: LocalRoute[]): http.Server {
-  const listener = apiGatewayListener(routes);
+export function createApiServer(routes: LocalRoute[], options: GatewayOptions = {}): http.Server {
+  const listener = apiGatewayListener(routes, options);
   const server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, listener);
   // Kept-alive connections stay open as long as a load balancer's would, so a busy client (and a loaded
   // machine) does not race the server's close between two requests.
@@ -91,15 +92,59 @@ export function createApiServer(routes: LocalRoute[]): http.Server {
   return server;
 }
 
+export interface GatewayOptions {
+  /** Per presented API key; absent: no limit. */
+  keyRate?: RateLimit;
+  /** Per source address of requests without a key (guests); absent: no limit. */
+  guestRate?: RateLimit;
+}
+
 /** The request listener alone (createApiServer adds the parts that live on the server). */
-export function apiGatewayListener(routes: LocalRoute[]) {
+export function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions = {}) {
   const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
+  const throttle = throttler(options);
   return (req: IncomingMessage, res: ServerResponse): void => {
+    const admission = throttle(req);
+    if (admission && !admission.admitted) {
+      const { limit, retryAfterSeconds, message } = admission;
+      refuse(req, res, 429, `Too many requests (limit: ${limit}); ${message}`, {
+        'retry-after': String(retryAfterSeconds),
+      });
+      return;
+    }
+    if (admission) res.once('close', admission.release);
     handle(compiled, req, res).catch((error: unknown) => {
       console.error('[api] request failed in the gateway:', error);
       if (!res.headersSent) refuse(req, res, 500, 'Internal error');
       else res.destroy();
     });
+  };
+}
+
+/**
+ * API Gateway's throttling, per client: an API key (whatever key is presented; a wrong one still spends
+ * its own allowance) or, without one, the source address.
+ */
+function throttler(options: GatewayOptions) {
+  const keys = options.keyRate ? rateLimiter(options.keyRate) : null;
+  const guests = options.guestRate ? rateLimiter(options.guestRate) : null;
+  return (req: IncomingMessage) => {
+    const key = req.headers['x-api-key'] || req.headers.authorization?.replace(/^Bearer +/i, '');
+    const limiter = key ? keys : guests;
+    if (!limiter) return null;
+    const limit = key ? options.keyRate! : options.guestRate!;
+    const admission = limiter.admit(
+      typeof key === 'string' ? `key ${key}` : `address ${req.socket.remoteAddress}`,
+    );
+    if (admission.admitted) return admission;
+    const per = key ? 'this API key' : 'this address without a key';
+    return {
+      ...admission,
+      message:
+        admission.limit === 'requests in flight'
+          ? `at most ${limit.inFlight} requests at once for ${per}`
+          : `at most ${limit.perSecond} requests a second (bursts of ${limit.burst}) for ${per}`,
+    };
   };
 }
 

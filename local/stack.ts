@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createApiServer } from './api-gateway.ts';
+import { createApiServer, type GatewayOptions } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
 import { inferencePool } from './inference-pool.ts';
@@ -40,6 +40,8 @@ export interface LocalStackOptions {
    * bundles run instead of the TypeScript sources. Starting takes the bundling time (about a minute).
    */
   bundled?: boolean;
+  /** API Gateway throttling as the local gateway applies it; absent: no limit. */
+  rateLimits?: GatewayOptions;
 }
 
 export interface LocalStack {
@@ -144,6 +146,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       routeKey: route.routeKey,
       invoke: (event) => invokeFunction(route.functionId, event),
     })),
+    options.rateLimits,
   );
   await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { deps } from '#aws/wiring.ts';
-import { getWebhookSetting, setWebhook } from '#core/use-cases/account-settings.ts';
+import { getWebhookSetting, setWebhook, webhookUrlField } from '#core/use-cases/account-settings.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 
@@ -10,7 +10,7 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .handler(async (event, context) => {
     const method = event.requestContext.http.method.toUpperCase();
     if (method === 'GET') return json(200, await getWebhookSetting(deps(), context.caller));
-    const url = method === 'DELETE' ? '' : context.body.fields.webhook_url;
+    const url = method === 'DELETE' ? '' : webhookUrlField(context.body.fields);
     const settingsDeps = { keys: deps().keys, allowLoopback: deps().config.OUTBOUND_ALLOW_LOOPBACK };
     return json(200, await setWebhook(settingsDeps, context.caller, url));
   });

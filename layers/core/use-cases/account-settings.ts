@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { Caller } from '../keys/caller.ts';
-import { isAllowedTarget } from '../net/address-policy.ts';
+import { isAddressLiteral, isAllowedTarget } from '../net/address-policy.ts';
 import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
 
 /**
@@ -50,6 +50,22 @@ export async function getWebhookSetting(deps: { keys: ApiKeyRepository }, caller
 }
 
 /**
+ * The `webhook_url` of a PUT, PATCH or POST body. It must be there: a body that misspells it or sends
+ * nothing would otherwise read as "empty" and erase the stored URL. Only an explicit empty value (or
+ * null) disables the webhook. Other fields are refused by name (`api_key` is authentication's).
+ */
+export function webhookUrlField(fields: Record<string, unknown>): unknown {
+  const unknown = Object.keys(fields).filter((name) => name !== 'webhook_url' && name !== 'api_key');
+  if (unknown.length > 0) {
+    throw new BadRequestError(`Unknown field ${unknown[0]}: send webhook_url (empty to disable the webhook)`);
+  }
+  if (!Object.hasOwn(fields, 'webhook_url')) {
+    throw new BadRequestError('Send webhook_url: a URL, or an empty value to disable the webhook');
+  }
+  return fields.webhook_url;
+}
+
+/**
  * Store (or with an empty value or DELETE, clear) the key's default webhook. Addresses that can never be
  * delivered to (private, loopback, link-local literals) are refused now rather than at the first job.
  */
@@ -68,9 +84,8 @@ export async function setWebhook(
   if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
   const url = parsed.data === '' ? null : new URL(parsed.data).toString();
   if (url) {
-    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-    const literal = /^[\d.]+$/.test(host) || host.includes(':');
-    if (literal && !isAllowedTarget(host, { allowLoopback: deps.allowLoopback })) {
+    const host = new URL(url).hostname;
+    if (isAddressLiteral(host) && !isAllowedTarget(host, { allowLoopback: deps.allowLoopback })) {
       throw new BadRequestError('webhook_url points to an address that webhooks are never delivered to');
     }
   }

@@ -20,6 +20,10 @@ const sha256 = (data: string | Buffer): string => createHash('sha256').update(da
  * is served from storage and marked `inference_cached`. The key covers everything that shapes the output:
  * the source's hash, the operation, the parameters that affect pixels, a custom background's hash, and
  * the identity of every model file involved (`modelKey`), so new weights never serve stale results.
+ *
+ * The work is shared between tenants, the flag is not: `inference_cached` is true only for a tenant who
+ * has had this result before (a marker per tenant, named by a hash of its id), so no response tells one
+ * tenant that another processed the same photo.
  */
 export function cachedRunner(
   runner: OperationRunner,
@@ -38,13 +42,29 @@ export function cachedRunner(
         }),
       );
       const prefix = `${INFERENCE_CACHE_PREFIX}${key}/`;
+      const marker = input.tenant ? `${prefix}seen/${sha256(`tenant:${input.tenant}`)}` : null;
       const hit = await read(deps.objects, prefix);
-      if (hit) return hit;
+      if (hit) {
+        const seen = marker ? await exists(deps.objects, marker) : false;
+        if (marker && !seen) await deps.objects.put(marker, Buffer.alloc(0), 'application/octet-stream');
+        return { ...hit, inferenceCached: seen };
+      }
       const result = await runner.run(operation, input);
       await write(deps.objects, prefix, result);
+      if (marker) await deps.objects.put(marker, Buffer.alloc(0), 'application/octet-stream');
       return result;
     },
   };
+}
+
+async function exists(objects: ObjectStore, key: string): Promise<boolean> {
+  try {
+    await objects.get(key);
+    return true;
+  } catch (error) {
+    if (error instanceof NotFoundError) return false;
+    throw error;
+  }
 }
 
 async function read(objects: ObjectStore, prefix: string): Promise<OperationResult | null> {

@@ -19,7 +19,14 @@ export interface OperationResult {
 export interface OperationRunner {
   run(
     operation: Operation,
-    input: { source: Buffer; sourceSha256: string; params: JobParams; background: Buffer | null },
+    input: {
+      source: Buffer;
+      sourceSha256: string;
+      params: JobParams;
+      background: Buffer | null;
+      /** The job's owner; only the inference cache reads it. */
+      tenant?: string;
+    },
   ): Promise<OperationResult>;
 }
 
@@ -48,6 +55,7 @@ export async function runInference(
     sourceSha256: order.source.sha256,
     params: order.params,
     background,
+    ...(order.ownerId ? { tenant: order.ownerId } : {}),
   });
   const output: JobOutput = {
     output_kind:

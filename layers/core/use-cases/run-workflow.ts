@@ -10,6 +10,8 @@ import { settlementOf, updateJob } from './update-job.ts';
 /** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
 export interface WorkOrder {
   jobId: string;
+  /** Whose job it is: the inference cache tells a tenant only about its own earlier results. */
+  ownerId?: string;
   operation: Operation;
   source: { key: string; contentType: string; sha256: string };
   params: JobParams;
@@ -42,6 +44,7 @@ export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<Wor
     throw new JobCancelledError(`Job ${jobId} is ${job.status}; nothing to do`);
   return {
     jobId: job.id,
+    ownerId: job.ownerId,
     operation: job.operation,
     source: { key: job.source.key, contentType: job.source.contentType, sha256: job.source.sha256 },
     params: job.params,

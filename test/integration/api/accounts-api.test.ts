@@ -104,34 +104,46 @@ describe.skipIf(!hasShared)('quota, webhook settings, guests and key placement',
     expect((await api(server).get('/webhook')).status).toBe(401);
   });
 
-  it('runs a keyless request on a guest trial balance bound to an HttpOnly session cookie', async () => {
-    const first = await fetch(`${server.baseUrl}/quota`);
+  it('runs a keyless job on a guest trial balance bound to an HttpOnly session cookie', async () => {
+    const read = await fetch(`${server.baseUrl}/quota`);
+    expect(read.headers.get('set-cookie')).toBeNull(); // a read never opens a session
+    expect(((await read.json()) as { quota: object }).quota).toMatchObject({ active: false, remaining: 0 });
+
+    const first = await fetch(`${server.baseUrl}/jobs`, { method: 'POST', body: photoForm() });
     const cookie = first.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^pj_guest=[^;]+; Path=\/api\/v1; Max-Age=\d+; HttpOnly; SameSite=Lax$/);
-    expect(((await first.json()) as { quota: object }).quota).toMatchObject({
-      authorized: false,
-      remaining: 6,
-    });
+    const created = (await first.json()) as { id: string; quota: { remaining: number } };
+    expect(first.status).toBe(202);
+    expect(created.quota.remaining).toBe(1);
 
     const session = { cookie: cookie.split(';')[0]! };
-    const created = await api(server).postForm('/jobs', photoForm(), session);
-    expect(created.status).toBe(202);
-    expect(created.body.quota.remaining).toBe(1);
-    expect((await api(server).get(`/jobs/${created.body.id}`)).status).toBe(404); // another session cannot see it
-    const done = await fetch(`${server.baseUrl}/jobs/${created.body.id}`, { headers: session });
+    const quota = await api(server).get('/quota', session);
+    expect(quota.body.quota).toMatchObject({ authorized: false, active: true, remaining: 1 });
+    expect((await api(server).get(`/jobs/${created.id}`)).status).toBe(404); // another session cannot see it
+    const done = await fetch(`${server.baseUrl}/jobs/${created.id}`, { headers: session });
     expect(((await done.json()) as { status: string }).status).toMatch(/queued|processing|success/);
     expect((await api(server).postForm('/jobs', photoForm(), session)).status).toBe(402);
 
-    const forged = await fetch(`${server.baseUrl}/quota`, {
-      headers: { cookie: 'pj_guest=abcdefghijklmnopqrstuvwx.forged' },
+    const forged = await fetch(`${server.baseUrl}/jobs`, {
+      method: 'POST',
+      body: JSON.stringify({}),
+      headers: { cookie: 'pj_guest=abcdefghijklmnopqrstuvwx.forged', 'content-type': 'application/json' },
     });
     expect(forged.headers.get('set-cookie')).toMatch(/^pj_guest=/);
   });
 
-  it('limits new guest sessions per address and day with 429', async () => {
-    let last = 0;
-    for (let i = 0; i < 4; i++) last = (await fetch(`${server.baseUrl}/quota`)).status;
-    expect(last).toBe(429);
+  it('limits new guest sessions per address and day with 429 and Retry-After', async () => {
+    let last: Response | undefined;
+    for (let i = 0; i < 4; i++) {
+      last = await fetch(`${server.baseUrl}/jobs`, {
+        method: 'POST',
+        body: '{}',
+        headers: { 'content-type': 'application/json' },
+      });
+    }
+    expect(last!.status).toBe(429);
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect(await last!.json()).toMatchObject({ code: 429, result: false });
   });
 
   it('refuses keys in the query string and the api_key form field unless enabled', async () => {

@@ -53,7 +53,13 @@ function setup() {
   };
   let modelKey = 'models-a';
   const cached = cachedRunner(runner, { objects, modelKey: () => modelKey });
-  const input = { source: Buffer.from('photo'), sourceSha256: 'abc', params, background: null };
+  const input = {
+    source: Buffer.from('photo'),
+    sourceSha256: 'abc',
+    params,
+    background: null,
+    tenant: 'key_a',
+  };
   return {
     cached,
     input,
@@ -110,5 +116,17 @@ describe('inference cache', () => {
     for (const key of stored.keys()) if (key.endsWith('result.jpg')) stored.delete(key);
     expect((await cached.run('plate', input)).inferenceCached).toBe(false);
     expect(runs()).toBe(2);
+  });
+
+  it('never tells a tenant that another tenant processed the same photo', async () => {
+    const { cached, input, runs } = setup();
+    await cached.run('plate', input);
+    const other = await cached.run('plate', { ...input, tenant: 'key_b' });
+    expect(other.inferenceCached).toBe(false);
+    expect(other.files[0]!.bytes.toString()).toBe('pixels-1'); // the work itself is shared
+    expect((await cached.run('plate', { ...input, tenant: 'key_b' })).inferenceCached).toBe(true);
+    const { tenant: _none, ...anonymous } = input;
+    expect((await cached.run('plate', anonymous)).inferenceCached).toBe(false);
+    expect(runs()).toBe(1);
   });
 });

@@ -209,3 +209,43 @@ function rawExchange(text: string): Promise<string> {
     socket.write(text);
   });
 }
+
+describe('local API gateway throttling', () => {
+  it('answers 429 with Retry-After and the error body past a key’s rate, and keeps other keys apart', async () => {
+    const throttled = createApiServer(
+      [
+        {
+          routeKey: 'GET /api/v1/quota',
+          invoke: async () => ({ statusCode: 200, body: '{}' }),
+        },
+      ],
+      {
+        keyRate: { perSecond: 1, burst: 2, inFlight: 10 },
+        guestRate: { perSecond: 1, burst: 1, inFlight: 10 },
+      },
+    );
+    await new Promise<void>((resolve) => throttled.listen(0, '127.0.0.1', resolve));
+    const { port: throttledPort } = throttled.address() as AddressInfo;
+    const get = async (headers: Record<string, string>) => {
+      const response = await fetch(`http://127.0.0.1:${throttledPort}/api/v1/quota`, { headers });
+      return {
+        status: response.status,
+        retryAfter: response.headers.get('retry-after'),
+        body: (await response.json()) as { message: string },
+      };
+    };
+    try {
+      expect((await get({ 'x-api-key': 'a' })).status).toBe(200);
+      expect((await get({ authorization: 'Bearer a' })).status).toBe(200);
+      const refused = await get({ 'x-api-key': 'a' });
+      expect(refused).toMatchObject({ status: 429, retryAfter: '1', body: { code: 429, result: false } });
+      expect(refused.body.message).toContain('limit: requests per second');
+      expect((await get({ 'x-api-key': 'b' })).status).toBe(200);
+      expect((await get({})).status).toBe(200);
+      expect((await get({})).status).toBe(429);
+    } finally {
+      throttled.closeAllConnections();
+      await new Promise((resolve) => throttled.close(resolve));
+    }
+  });
+});
