@@ -58,6 +58,31 @@ export const routes: readonly RouteEntry[] = [
   route('GET', '/openapi.json', 'get-openapi'),
 ];
 
+/** The web console and the API reference: static pages outside `/api/v1`, served by one function. */
+export const pageHandler = 'functions/api/get-page/handler.ts';
+export const pageRoutes: readonly RouteEntry[] = [
+  '/',
+  '/docs',
+  '/console/{file}',
+  '/docs/{file}',
+  '/docs/vendor/{file}',
+].map((path) => ({ method: 'GET', path, handler: pageHandler }));
+
+/**
+ * Files a function reads at run time, copied beside its bundle (repo-relative source, bundle-relative
+ * target): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds them there).
+ */
+export const bundledFiles: Readonly<Record<string, ReadonlyArray<{ from: string; to: string }>>> = {
+  [pageHandler]: [
+    { from: 'web', to: 'web' },
+    {
+      from: 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
+      to: 'vendor/swagger-ui/swagger-ui-bundle.js',
+    },
+    { from: 'node_modules/swagger-ui-dist/swagger-ui.css', to: 'vendor/swagger-ui/swagger-ui.css' },
+  ],
+};
+
 export const workflowHandlers = {
   prepareJob: 'functions/workflow/prepare-job/handler.ts',
   settleJob: 'functions/workflow/settle-job/handler.ts',

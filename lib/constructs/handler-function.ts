@@ -5,7 +5,7 @@ import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type { Construct } from 'constructs';
-import { handlerMetadataKey, repoRoot } from '../config.ts';
+import { bundledFiles, handlerMetadataKey, repoRoot } from '../config.ts';
 import { createLogGroup } from './log-group.ts';
 
 export interface HandlerFunctionProps {
@@ -42,6 +42,19 @@ const bundling: nodejs.BundlingOptions = {
   forceDockerBundling: false,
 };
 
+/** Copies the files a function reads at run time next to its bundle (config.ts `bundledFiles`). */
+function copyFilesHook(files: ReadonlyArray<{ from: string; to: string }>): nodejs.ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) =>
+      files.map(
+        ({ from, to }) =>
+          `mkdir -p "${join(outputDir, to, '..')}" && cp -R "${join(inputDir, from)}" "${join(outputDir, to)}"`,
+      ),
+  };
+}
+
 /** Records the entry file on the CloudFormation resource; the local server maps template -> module by it. */
 export function tagHandler(fn: lambda.IFunction, handler: string): void {
   (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
@@ -64,7 +77,7 @@ export function createHandlerFunction(
     environment: props.environment,
     role: props.role,
     logGroup: createLogGroup(scope, `${id}Logs`),
-    bundling,
+    bundling: { ...bundling, commandHooks: copyFilesHook(bundledFiles[props.handler] ?? []) },
   });
   tagHandler(fn, props.handler);
   return fn;

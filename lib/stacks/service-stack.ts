@@ -13,6 +13,7 @@ import {
   apiFunction,
   bucketPrefixes,
   inference,
+  pageRoutes,
   repoRoot,
   routes,
   workflowFunction,
@@ -164,7 +165,7 @@ export class ServiceStack extends Stack {
 
     const apiFunctions = new Map<string, lambda.IFunction>();
     const integrations = new Map<string, HttpLambdaIntegration>();
-    for (const route of routes) {
+    for (const route of [...routes, ...pageRoutes]) {
       // Handlers are written alongside this stack; a route appears once its file exists.
       if (!handlerExists(route.handler)) continue;
       let integration = integrations.get(route.handler);

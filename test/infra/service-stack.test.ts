@@ -1,7 +1,14 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { handlerMetadataKey, inference, repoRoot, routes, workflowHandlers } from '../../lib/config.ts';
+import {
+  handlerMetadataKey,
+  inference,
+  pageRoutes,
+  repoRoot,
+  routes,
+  workflowHandlers,
+} from '../../lib/config.ts';
 import { type Resource, resourcesOfType, synthesize } from './templates.ts';
 
 const { serviceJson } = synthesize();
@@ -29,7 +36,7 @@ const integrationIdOf = (target: unknown): string => {
 
 describe('route table', () => {
   it('has no method and path twice', () => {
-    const keys = routes.map((route) => `${route.method} ${route.path}`);
+    const keys = [...routes, ...pageRoutes].map((route) => `${route.method} ${route.path}`);
     expect(new Set(keys).size).toBe(keys.length);
   });
 
@@ -45,7 +52,8 @@ describe('route table', () => {
 describe('HTTP API', () => {
   const templateRoutes = resourcesOfType(serviceJson, 'AWS::ApiGatewayV2::Route');
   const integrations = Object.fromEntries(resourcesOfType(serviceJson, 'AWS::ApiGatewayV2::Integration'));
-  const present = routes.filter((route) => exists(route.handler));
+  // The API and the pages (console, reference) it serves on the same origin.
+  const present = [...routes, ...pageRoutes].filter((route) => exists(route.handler));
 
   it.each(present.map((route) => [`${route.method} ${route.path}`, route.handler]))(
     'routes %s to exactly one integration of %s (payload 2.0)',

@@ -1,0 +1,128 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  api,
+  hasShared,
+  REPO_ROOT,
+  type RunningServer,
+  SHARED,
+  startServer,
+} from '../integration/support/local-server.ts';
+import { hasChromium, launchBrowser, loopbackOnlyContext, noChromiumReason } from './browser.ts';
+
+const SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'img');
+const plateOf = (file: string) => path.join(SHARED, 'eval', 'plates', file);
+
+if (!hasChromium) console.warn(noChromiumReason);
+if (!hasShared) console.warn('e2e skipped: no ../shared/eval photos beside the repository');
+
+describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
+  let server: RunningServer;
+  let browser: Browser;
+  let refused: string[] = [];
+  let page: Page;
+
+  beforeAll(async () => {
+    [server, browser] = await Promise.all([startServer(), launchBrowser()]);
+    const context = await loopbackOnlyContext(browser);
+    refused = context.refused;
+    page = await context.context.newPage();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+    // Nothing the pages loaded came from off this machine.
+    expect(refused).toEqual([]);
+  });
+
+  const openConsole = async (key: string) => {
+    await page.goto(`${server.origin}/`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByLabel('API key').dispatchEvent('change');
+  };
+
+  it('hides the plate of a dropped photo, shows the result and takes 5 credits', async () => {
+    const key = await server.createKey(100);
+    await openConsole(key);
+    await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 100');
+    await page.getByLabel('Photos').setInputFiles(plateOf('eu/eu1.jpg'));
+    await page.getByLabel('Mode').selectOption('plate');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-1-form.png') });
+    await page.getByRole('button', { name: 'Process' }).click();
+
+    const result = page.getByRole('img', { name: /^Result/ });
+    await result.waitFor({ state: 'visible', timeout: 90_000 });
+    await expect
+      .poll(() => result.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth))
+      .toBeGreaterThan(0);
+    await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 95');
+    await expect(page.locator('.card .status').first().textContent()).resolves.toBe('success');
+    await page.getByLabel('Before / after').fill('70');
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'console-2-result.png') });
+  });
+
+  it('shows the service’s own 401 message for a wrong key', async () => {
+    const wrongKey = 'pjk_not_a_key_of_this_server_000000';
+    const expected = await api(server, wrongKey).get('/quota');
+    expect(expected.status).toBe(401);
+    await openConsole(wrongKey);
+    await page.getByLabel('Photos').setInputFiles(plateOf('br/AYO9034.jpg'));
+    await page.getByRole('button', { name: 'Process' }).click();
+    const alert = page.locator('.card .error').first();
+    await alert.waitFor({ state: 'visible' });
+    expect(await alert.textContent()).toBe(expected.body.message);
+  });
+
+  it('renders the API reference with the /jobs operations', async () => {
+    await page.goto(`${server.origin}/docs`);
+    const operation = page
+      .locator('.opblock-summary-path', { hasText: /^\/api\/v1\/jobs$|^\/jobs$/ })
+      .first();
+    await operation.waitFor({ state: 'visible', timeout: 30_000 });
+    await page.screenshot({ path: path.join(SCREENSHOTS, 'docs.png') });
+  });
+
+  it('runs a ZIP of three photos as a batch and shows its progress to the end', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-e2e-'));
+    const archive = path.join(dir, 'three-cars.zip');
+    try {
+      await promisify(execFile)('python3', [
+        '-m',
+        'zipfile',
+        '-c',
+        archive,
+        plateOf('eu/eu3.jpg'),
+        plateOf('us/0b86cecf-67d1-4fc0-87c9-b36b0ee228bb.jpg'),
+        plateOf('br/FZB9581.jpg'),
+      ]);
+      await openConsole(await server.createKey(100));
+      await page.getByLabel('Mode').selectOption('plate');
+      await page.getByLabel('Photos').setInputFiles(archive);
+      await page.getByRole('button', { name: 'Process' }).click();
+      const progress = page.getByRole('progressbar');
+      await progress.waitFor({ state: 'visible' });
+      await expect
+        .poll(() => page.locator('.batch .status').first().textContent(), { timeout: 120_000 })
+        .toBe('completed');
+      expect(
+        await progress.evaluate((bar) => {
+          const { value, max } = bar as unknown as { value: number; max: number };
+          return [value, max];
+        }),
+      ).toEqual([3, 3]);
+      await expect(page.locator('.batch .counts').first().textContent()).resolves.toMatch(/^3 of 3 done/);
+      await expect(page.getByRole('button', { name: 'Download results' }).isVisible()).resolves.toBe(true);
+      await page
+        .locator('.batch')
+        .first()
+        .screenshot({ path: path.join(SCREENSHOTS, 'console-3-batch.png') });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,374 @@
+// The web console: plain browser JavaScript over the public API, same origin, nothing loaded from elsewhere.
+const API = `${location.origin}/api/v1`;
+const TERMINAL_JOB = new Set(['success', 'failed', 'cancelled']);
+const TERMINAL_BATCH = new Set(['completed', 'cancelled']);
+const KEY_STORAGE = 'photo-jobs.api-key';
+
+const $ = (selector, root = document) => root.querySelector(selector);
+const form = $('#job-form');
+const keyInput = $('#api-key');
+const photosInput = $('#photos');
+const modeSelect = $('#mode');
+const credits = $('#credits');
+const cards = $('#cards');
+
+keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
+keyInput.addEventListener('change', () => {
+  sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
+  refreshCredits();
+});
+
+const apiKey = () => keyInput.value.trim();
+const authHeaders = () => (apiKey() ? { 'X-API-Key': apiKey() } : {});
+
+/** A request to the API; a non-2xx answer becomes an Error carrying the spec's `message` and `code`. */
+async function api(path, init = {}) {
+  const response = await fetch(`${API}${path}`, {
+    ...init,
+    credentials: 'same-origin',
+    headers: { ...authHeaders(), ...init.headers },
+  });
+  const text = await response.text();
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!response.ok) {
+    const error = new Error(body?.message ?? `${response.status} ${response.statusText}`);
+    error.status = response.status;
+    error.code = body?.code ?? response.status;
+    throw error;
+  }
+  return { status: response.status, body, headers: response.headers };
+}
+
+async function refreshCredits() {
+  try {
+    const { body } = await api('/quota');
+    const left = body.quota.remaining;
+    credits.textContent = left === null ? 'Credits left: unlimited (master key)' : `Credits left: ${left}`;
+  } catch (error) {
+    credits.textContent = `Credits: ${error.message}`;
+  }
+}
+
+// ------------------------------------------------------------------ the form
+
+function showOptionsFor(mode) {
+  for (const element of document.querySelectorAll('[data-modes]')) {
+    element.hidden = !element.dataset.modes.split(' ').includes(mode);
+  }
+}
+modeSelect.addEventListener('change', () => showOptionsFor(modeSelect.value));
+showOptionsFor(modeSelect.value);
+
+const dropZone = $('#drop-zone');
+for (const type of ['dragenter', 'dragover']) {
+  dropZone.addEventListener(type, (event) => {
+    event.preventDefault();
+    dropZone.classList.add('dragging');
+  });
+}
+for (const type of ['dragleave', 'drop']) {
+  dropZone.addEventListener(type, () => dropZone.classList.remove('dragging'));
+}
+dropZone.addEventListener('drop', (event) => {
+  event.preventDefault();
+  if (event.dataTransfer?.files?.length) photosInput.files = event.dataTransfer.files;
+});
+
+const isZip = (file) => file.type === 'application/zip' || /\.zip$/i.test(file.name);
+
+/** The options of the chosen mode as [name, value] pairs, exactly the fields the API receives. */
+function optionFields(mode) {
+  const fields = [];
+  const visible = (id) => !$(`#${id}`).closest('[data-modes]').hidden;
+  if (visible('background') && $('#background').value) fields.push(['background', $('#background').value]);
+  if (visible('background-file') && $('#background-file').files[0])
+    fields.push(['background_file', $('#background-file').files[0]]);
+  if (visible('plate-color')) {
+    fields.push(['plate_color', $('#plate-color').value]);
+    fields.push(['plate_smoothing', $('#plate-smoothing').checked ? 'true' : 'false']);
+    fields.push(['plate_mask_only', $('#plate-mask-only').checked ? 'true' : 'false']);
+  }
+  return mode === 'analyze' ? [] : fields;
+}
+
+form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const formError = $('#form-error');
+  const files = [...photosInput.files];
+  if (files.length === 0) {
+    formError.textContent = 'Choose or drop at least one photo.';
+    formError.hidden = false;
+    return;
+  }
+  formError.hidden = true;
+  const mode = modeSelect.value;
+  const options = optionFields(mode);
+  for (const file of files) {
+    if (isZip(file) && mode !== 'analyze') runBatch(file, mode, options);
+    else runJob(file, mode, options);
+  }
+});
+
+// ------------------------------------------------------------------ cards
+
+function curlFor(route, fileField, file, fields) {
+  const parts = ['curl -s'];
+  if (apiKey()) parts.push('-H "X-API-Key: $PHOTO_JOBS_API_KEY"');
+  for (const [name, value] of fields) {
+    parts.push(
+      value instanceof File ? `-F ${name}=@${shellWord(value.name)}` : `-F ${name}=${shellWord(value)}`,
+    );
+  }
+  parts.push(`-F ${fileField}=@${shellWord(file.name)}`);
+  parts.push(`${API}${route}`);
+  return parts.join(' \\\n  ');
+}
+const shellWord = (value) =>
+  /^[\w@%+=:,./#-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`;
+
+function newCard(templateId, title, curl) {
+  const card = $(`#${templateId}`).content.firstElementChild.cloneNode(true);
+  $('.card-title', card).textContent = title;
+  $('.curl pre', card).textContent = curl;
+  $('.copy-curl', card).addEventListener('click', async (event) => {
+    try {
+      await navigator.clipboard.writeText(curl);
+      event.target.textContent = 'Copied';
+    } catch {
+      $('.curl', card).open = true;
+    }
+  });
+  cards.prepend(card);
+  const started = performance.now();
+  const timer = setInterval(() => {
+    $('.elapsed', card).textContent = `${((performance.now() - started) / 1000).toFixed(1)} s`;
+  }, 100);
+  return { card, stop: () => clearInterval(timer) };
+}
+
+function setStatus(card, status) {
+  const badge = $('.status', card);
+  badge.textContent = status;
+  badge.dataset.status = status;
+}
+
+function showError(card, message) {
+  const element = $('.error', card);
+  element.textContent = message;
+  element.hidden = false;
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function runJob(file, mode, options) {
+  const { card, stop } = newCard(
+    'job-card',
+    file.name,
+    curlFor('/jobs', 'file', file, [['mode', mode], ...options]),
+  );
+  setStatus(card, 'uploading');
+  try {
+    const body = new FormData();
+    body.append('mode', mode);
+    for (const [name, value] of options) body.append(name, value);
+    body.append('file', file);
+    let { body: job } = await api('/jobs', { method: 'POST', body });
+    setStatus(card, job.status);
+    // Poll with a gentle backoff: most jobs end within a few seconds, some take a minute.
+    for (let wait = 300; !TERMINAL_JOB.has(job.status); wait = Math.min(wait * 1.5, 2000)) {
+      await sleep(wait);
+      ({ body: job } = await api(`/jobs/${job.id}`));
+      setStatus(card, job.status);
+    }
+    if (job.status === 'success') showOutput(card, file, job);
+    else showError(card, job.error?.message ?? job.message ?? `The job was ${job.status}`);
+  } catch (error) {
+    setStatus(card, 'failed');
+    showError(card, error.message);
+  } finally {
+    stop();
+    refreshCredits();
+  }
+}
+
+function showOutput(card, file, job) {
+  const output = job.output ?? {};
+  const isMask = output.output_kind === 'mask';
+  if (output.url && !isMask) {
+    const compare = $('.compare', card);
+    $('.before', card).src = URL.createObjectURL(file);
+    $('.before', card).alt = `Original: ${file.name}`;
+    $('.after', card).src = output.url;
+    $('.after', card).alt = `Result: ${file.name}`;
+    const range = $('.compare-range', card);
+    const clip = $('.after-clip', card);
+    const update = () => clip.style.setProperty('--reveal', `${range.value}%`);
+    range.addEventListener('input', update);
+    update();
+    compare.hidden = false;
+  } else if (output.url) {
+    const only = $('.result-only', card);
+    only.src = output.url;
+    only.alt = `Result: mask of ${file.name}`;
+    only.hidden = false;
+  }
+  if (output.url) {
+    const link = $('.open-result', card);
+    link.href = output.url;
+    link.hidden = false;
+  }
+  const masks = $('.masks', card);
+  for (const [field, label] of [
+    ['plate_mask_url', 'Plate mask'],
+    ['background_mask_url', 'Background mask'],
+  ]) {
+    if (!output[field] || output[field] === output.url) continue;
+    const figure = document.createElement('figure');
+    const image = document.createElement('img');
+    image.src = output[field];
+    image.alt = `${label} of ${file.name}`;
+    const caption = document.createElement('figcaption');
+    caption.textContent = label;
+    figure.append(image, caption);
+    masks.append(figure);
+  }
+  if (output.analysis) showAnalysis($('.analysis', card), output.analysis);
+}
+
+function showAnalysis(list, analysis) {
+  const rows = [
+    ['Photo type', analysis.photo_type],
+    ['View', analysis.view],
+  ];
+  for (const [name, value] of rows) {
+    if (!value) continue;
+    const term = document.createElement('dt');
+    term.textContent = name;
+    const detail = document.createElement('dd');
+    detail.textContent = `${value.label} (${value.conf}% confident)`;
+    list.append(term, detail);
+  }
+  const detected = Object.entries(analysis.detections ?? {});
+  if (detected.length) {
+    const term = document.createElement('dt');
+    term.textContent = 'Detected';
+    const detail = document.createElement('dd');
+    detail.textContent = detected.map(([name, { conf }]) => `${name} ${conf}%`).join(', ');
+    list.append(term, detail);
+  }
+  list.hidden = false;
+}
+
+async function runBatch(archive, mode, options) {
+  const fields = [
+    ['mode', mode],
+    ...options.filter(([name]) => name === 'background' || name === 'plate_color'),
+  ];
+  const { card, stop } = newCard(
+    'batch-card',
+    `Batch: ${archive.name}`,
+    curlFor('/batches', 'archive', archive, fields),
+  );
+  setStatus(card, 'uploading');
+  try {
+    const body = new FormData();
+    for (const [name, value] of fields) body.append(name, value);
+    body.append('archive', archive);
+    let { body: created } = await api('/batches', { method: 'POST', body });
+    let batch = created.batch;
+    for (const button of card.querySelectorAll('[data-action]')) {
+      button.addEventListener('click', async () => {
+        try {
+          ({ body: created } = await api(`/batches/${batch.id}/${button.dataset.action}`, {
+            method: 'POST',
+          }));
+          showBatch(card, created.batch);
+        } catch (error) {
+          showError(card, error.message);
+        }
+      });
+    }
+    $('.download', card).addEventListener('click', () => downloadBatch(card, batch));
+    showBatch(card, batch);
+    while (!TERMINAL_BATCH.has(batch.status)) {
+      await sleep(1000);
+      ({ body: created } = await api(`/batches/${batch.id}`));
+      batch = created.batch;
+      showBatch(card, batch);
+    }
+  } catch (error) {
+    setStatus(card, 'failed');
+    showError(card, error.message);
+  } finally {
+    stop();
+    refreshCredits();
+  }
+}
+
+function showBatch(card, batch) {
+  const { total, skipped, succeeded, failed, cancelled, processing, queued } = batch.counts;
+  const done = skipped + succeeded + failed + cancelled;
+  setStatus(card, batch.status === 'paused' ? `paused (${batch.pause_reason})` : batch.status);
+  const progress = $('.progress', card);
+  progress.max = Math.max(total, 1);
+  progress.value = done;
+  progress.setAttribute('aria-valuetext', `${done} of ${total} done`);
+  $('.counts', card).textContent =
+    `${done} of ${total} done: ${succeeded} succeeded, ${failed} failed, ${skipped} skipped, ` +
+    `${cancelled} cancelled; ${processing} processing, ${queued} queued`;
+  const finished = TERMINAL_BATCH.has(batch.status);
+  $('[data-action="pause"]', card).disabled = finished || batch.status === 'paused';
+  $('[data-action="resume"]', card).disabled = batch.status !== 'paused';
+  $('[data-action="cancel"]', card).disabled = finished;
+  $('.download', card).hidden = !finished || succeeded === 0;
+  const items = $('.items', card);
+  items.replaceChildren(
+    ...batch.items.map((item) => {
+      const row = document.createElement('li');
+      row.textContent = `${item.name}: ${item.status}`;
+      if (item.error?.message) row.textContent += ` (${item.error.message})`;
+      if (item.result) {
+        const link = document.createElement('a');
+        link.href = item.result;
+        link.textContent = 'result';
+        link.target = '_blank';
+        row.append(' ', link);
+      }
+      return row;
+    }),
+  );
+}
+
+/** The download needs the key, so it is fetched here rather than linked; 202 means "being built, ask again". */
+async function downloadBatch(card, batch) {
+  try {
+    for (;;) {
+      const response = await fetch(`${API}/batches/${batch.id}/download`, {
+        credentials: 'same-origin',
+        headers: authHeaders(),
+      });
+      if (response.status === 202) {
+        await sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
+        continue;
+      }
+      if (!response.ok) {
+        const body = await response.json().catch(() => null);
+        throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
+      }
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(await response.blob());
+      link.download = `${batch.id}.zip`;
+      link.click();
+      return;
+    }
+  } catch (error) {
+    showError(card, error.message);
+  }
+}
+
+refreshCredits();
