@@ -1,6 +1,7 @@
 /**
- * `npm run cli -- <command>`: manage keys against the same data as `npm start` (same DATA_DIR).
- * While the server runs, the CLI talks to its DynamoDB endpoint; otherwise it opens the data itself.
+ * `npm run cli -- <command>`: `keys …` manages keys against the same data as `npm start` (same DATA_DIR):
+ * while the server runs the CLI talks to its DynamoDB endpoint, otherwise it opens the data itself.
+ * `jobs …` and `batches …` are clients of a running service over HTTP (client/cli.ts).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -17,10 +18,16 @@ const USAGE = `Usage:
   npm run cli -- keys defaults <API_KEY> [defaults…] [--json]
   npm run cli -- keys show <API_KEY> [--json]
   npm run cli -- keys rotate-webhook-secret <API_KEY> [--json]
+  npm run cli -- jobs create|get …, batches create|get …   (npm run cli -- jobs --help)
 
 defaults: --background studio|warm|graphite|showroom  --plate-color '#RRGGBB'|black|white|graphite
           --plate-smoothing true|false|smooth|raw  --plate-mask-only true|false  --webhook URL ('' clears)
           --background-file PATH (a JPG, PNG or WEBP used by studio_background; '' clears)`;
+
+if (process.argv[2] === 'jobs' || process.argv[2] === 'batches') {
+  const { runClientCli } = await import('../client/cli.ts');
+  process.exit(await runClientCli(process.argv.slice(2)));
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -15,7 +15,8 @@ import {
 } from '../integration/support/local-server.ts';
 import { hasChromium, launchBrowser, loopbackOnlyContext, noChromiumReason } from './browser.ts';
 
-const SCREENSHOTS = path.join(REPO_ROOT, 'docs', 'img');
+/** `npm run screenshots` writes them into docs/img for the README; a plain test run keeps the tree clean. */
+const SCREENSHOTS = path.resolve(REPO_ROOT, process.env.PHOTO_JOBS_SCREENSHOTS ?? '.cache/e2e-screenshots');
 const plateOf = (file: string) => path.join(SHARED, 'eval', 'plates', file);
 
 if (!hasChromium) console.warn(noChromiumReason);

@@ -1,0 +1,214 @@
+/**
+ * `npm run cli -- jobs …` and `npm run cli -- batches …`: submit work to a running service and wait for it,
+ * over the typed client (the same HTTP API any integration uses).
+ */
+import { writeFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { type Batch, createClient, type JobEnvelope, PhotoJobsError } from './index.ts';
+
+export const CLIENT_USAGE = `Usage:
+  npm run cli -- jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
+                 [--background NAME] [--background-file PATH] [--plate-color '#RRGGBB']
+                 [--plate-smoothing true|false] [--plate-mask-only true|false] [--webhook-url URL]
+                 [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
+  npm run cli -- jobs get JOB_ID [--json]
+  npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--plate-color '#RRGGBB']
+                 [--wait [--out PATH]] [--json]
+  npm run cli -- batches get BATCH_ID [--json]
+
+common: --base-url URL (default http://127.0.0.1:$PORT or 3000)  --key KEY (default $PHOTO_JOBS_API_KEY)`;
+
+const options = {
+  'base-url': { type: 'string' },
+  key: { type: 'string' },
+  mode: { type: 'string' },
+  file: { type: 'string' },
+  url: { type: 'string' },
+  'asset-id': { type: 'string' },
+  'upload-id': { type: 'string' },
+  background: { type: 'string' },
+  'background-file': { type: 'string' },
+  'plate-color': { type: 'string' },
+  'plate-smoothing': { type: 'string' },
+  'plate-mask-only': { type: 'string' },
+  'webhook-url': { type: 'string' },
+  'idempotency-key': { type: 'string' },
+  archive: { type: 'string' },
+  wait: { type: 'boolean', default: false },
+  out: { type: 'string' },
+  timeout: { type: 'string' },
+  json: { type: 'boolean', default: false },
+  help: { type: 'boolean', default: false },
+} as const;
+
+/** Runs one command; resolves to the process exit code (0 done, 1 the work failed, 2 bad usage or request). */
+export async function runClientCli(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true });
+  } catch (error) {
+    console.error(`${(error as Error).message}\n\n${CLIENT_USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    console.log(CLIENT_USAGE);
+    return 0;
+  }
+  const [group, command, id] = positionals;
+  const client = createClient({
+    baseUrl: values['base-url'] ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`,
+    apiKey: values.key ?? process.env.PHOTO_JOBS_API_KEY,
+  });
+  const print = (value: object, text: string) => console.log(values.json ? JSON.stringify(value) : text);
+  const progress = progressReporter(!values.json && Boolean(process.stderr.isTTY));
+  const timeoutMs = values.timeout ? Number(values.timeout) * 1000 : undefined;
+
+  try {
+    if (group === 'jobs' && command === 'create') {
+      let job = await client.createJob(
+        {
+          mode: values.mode as JobEnvelope['operation'] | undefined,
+          file: values.file,
+          url: values.url,
+          asset_id: values['asset-id'],
+          upload_id: values['upload-id'],
+          background: values.background as never,
+          background_file: values['background-file'],
+          plate_color: values['plate-color'],
+          plate_smoothing: values['plate-smoothing'] as never,
+          plate_mask_only: values['plate-mask-only'] as never,
+          webhook_url: values['webhook-url'],
+        },
+        { idempotencyKey: values['idempotency-key'] },
+      );
+      if (!values.wait) {
+        print(job, `${job.id} ${job.status} (${job.cost_credits} credits reserved)`);
+        return 0;
+      }
+      progress.start(`${job.id} ${job.operation}`, 1);
+      job = await client.waitForJob(job.id, {
+        timeoutMs,
+        onProgress: (state) => progress.update(0, state.status),
+      });
+      progress.stop(job.status === 'success' ? 1 : 0, job.status);
+      if (job.status === 'success' && values.out && job.url) {
+        await writeFile(values.out, await client.download(job.url));
+      }
+      print(job, describeJob(job, values.out));
+      return job.status === 'success' ? 0 : 1;
+    }
+    if (group === 'jobs' && command === 'get' && id) {
+      const job = await client.getJob(id);
+      print(job, describeJob(job));
+      return 0;
+    }
+    if (group === 'batches' && command === 'create') {
+      if (!values.archive) throw new UsageError('give --archive PATH');
+      const created = await client.createBatch({
+        archive: values.archive,
+        mode: values.mode as never,
+        background: values.background,
+        plate_color: values['plate-color'],
+      });
+      let batch = created.batch;
+      if (!values.wait) {
+        print(created, `${batch.id} ${batch.status}: ${batch.counts.total} photos`);
+        return 0;
+      }
+      progress.start(`${batch.id} ${batch.mode}`, batch.counts.total);
+      batch = await client.waitForBatch(batch.id, {
+        timeoutMs,
+        onProgress: (state) => progress.update(doneOf(state), state.status),
+      });
+      progress.stop(doneOf(batch), batch.status);
+      if (values.out && batch.counts.succeeded > 0) {
+        await writeFile(values.out, await client.downloadBatch(batch.id));
+      }
+      print({ batch }, describeBatch(batch, values.out));
+      return batch.counts.failed === 0 && batch.status === 'completed' ? 0 : 1;
+    }
+    if (group === 'batches' && command === 'get' && id) {
+      const batch = await client.getBatch(id);
+      print({ batch }, describeBatch(batch));
+      return 0;
+    }
+    throw new UsageError(`unknown command: ${positionals.join(' ')}`);
+  } catch (error) {
+    progress.abort();
+    if (error instanceof UsageError) {
+      console.error(`${error.message}\n\n${CLIENT_USAGE}`);
+      return 2;
+    }
+    if (error instanceof PhotoJobsError) {
+      console.error(`${error.status} (code ${error.code}): ${error.message}`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+const doneOf = (batch: Batch) =>
+  batch.counts.succeeded + batch.counts.failed + batch.counts.skipped + batch.counts.cancelled;
+
+function describeJob(job: JobEnvelope, savedTo?: string): string {
+  const lines = [`${job.id} ${job.operation}: ${job.status}`];
+  if (job.error?.message) lines.push(`  error ${job.error.code}: ${job.error.message}`);
+  if (job.url) lines.push(`  result ${job.url}${savedTo ? ` (saved to ${savedTo})` : ''}`);
+  const analysis = job.output?.analysis;
+  if (analysis?.photo_type)
+    lines.push(`  photo type ${analysis.photo_type.label} (${analysis.photo_type.conf}%)`);
+  if (analysis?.view) lines.push(`  view ${analysis.view.label} (${analysis.view.conf}%)`);
+  if (job.quota) lines.push(`  credits left ${job.quota.remaining}`);
+  return lines.join('\n');
+}
+
+function describeBatch(batch: Batch, savedTo?: string): string {
+  const { total, succeeded, failed, skipped, cancelled } = batch.counts;
+  return (
+    `${batch.id} ${batch.mode}: ${batch.status}, ${succeeded} of ${total} succeeded, ${failed} failed, ` +
+    `${skipped} skipped, ${cancelled} cancelled${savedTo ? `; results saved to ${savedTo}` : ''}`
+  );
+}
+
+/** A progress bar on a terminal; one line at the start, on each change of state, and at the end otherwise. */
+function progressReporter(tty: boolean) {
+  let bar: cliProgress.SingleBar | null = null;
+  let label = '';
+  let lastState = '';
+  return {
+    start(name: string, total: number) {
+      label = name;
+      if (tty) {
+        bar = new cliProgress.SingleBar(
+          { format: `${name} [{bar}] {value}/{total} {state} {duration_formatted}`, stream: process.stderr },
+          cliProgress.Presets.shades_classic,
+        );
+        bar.start(total, 0, { state: 'queued' });
+      } else {
+        console.error(`${name}: started`);
+      }
+    },
+    update(done: number, state: string) {
+      if (bar) bar.update(done, { state });
+      else if (state !== lastState) console.error(`${label}: ${state}`);
+      lastState = state;
+    },
+    stop(done: number, state: string) {
+      if (bar) {
+        bar.update(done, { state });
+        bar.stop();
+      } else if (state !== lastState) {
+        console.error(`${label}: ${state}`);
+      }
+    },
+    abort() {
+      bar?.stop();
+    },
+  };
+}
