@@ -72,8 +72,11 @@ const [webhookSecret] = signingSecrets(
   new Date(),
 );
 
+const origin = new URL(stack.baseUrl).origin;
 console.log(`photo-jobs is running on the embedded stack
 
+  console    ${origin}/   (open it, paste the API key below, drop a photo)
+  reference  ${origin}/docs
   API        ${stack.baseUrl}
   master key ${masterKey}
   API key    ${demoKey}  (${balance?.available ?? 0} credits)

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,20 @@ const plateOf = (file: string) => path.join(SHARED, 'eval', 'plates', file);
 
 if (!hasChromium) console.warn(noChromiumReason);
 if (!hasShared) console.warn('e2e skipped: no ../shared/eval photos beside the repository');
+
+/** Drops a photo on the drop zone as a user's drag from the desktop does (a `drop` event with the file). */
+async function dropPhoto(page: Page, file: string) {
+  const dataTransfer = await page.evaluateHandle(
+    `(() => {
+      const bytes = Uint8Array.from(atob('${(await readFile(file)).toString('base64')}'), (c) => c.charCodeAt(0));
+      const transfer = new DataTransfer();
+      transfer.items.add(new File([bytes], '${path.basename(file)}', { type: 'image/jpeg' }));
+      return transfer;
+    })()`,
+  );
+  await page.dispatchEvent('#drop-zone', 'dragenter', { dataTransfer });
+  await page.dispatchEvent('#drop-zone', 'drop', { dataTransfer });
+}
 
 describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
   let server: RunningServer;
@@ -51,8 +65,13 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     const key = await server.createKey(100);
     await openConsole(key);
     await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 100');
-    await page.getByLabel('Photos').setInputFiles(plateOf('eu/eu1.jpg'));
     await page.getByLabel('Mode').selectOption('plate');
+    await dropPhoto(page, plateOf('eu/eu1.jpg'));
+    await expect(
+      page
+        .getByLabel('Photos')
+        .evaluate((input) => (input as unknown as { files: { length: number } }).files.length),
+    ).resolves.toBe(1);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-1-form.png') });
     await page.getByRole('button', { name: 'Process' }).click();
 
@@ -77,6 +96,21 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     const alert = page.locator('.card .error').first();
     await alert.waitFor({ state: 'visible' });
     expect(await alert.textContent()).toBe(expected.body.message);
+  });
+
+  it('runs a guest trial job when the key is left empty, with the analysis as readable labels', async () => {
+    await openConsole('');
+    await expect.poll(() => page.locator('#credits').textContent()).toMatch(/^Guest trial/);
+    await page.getByLabel('Mode').selectOption('analyze');
+    await page.getByLabel('Photos').setInputFiles(plateOf('br/AYO9034.jpg'));
+    await page.getByRole('button', { name: 'Process' }).click();
+    await expect
+      .poll(() => page.locator('.card .status').first().textContent(), { timeout: 60_000 })
+      .toBe('success');
+    await expect(page.locator('.card .analysis').first().textContent()).resolves.toMatch(
+      /Photo type\s*Exterior \(\d+% confident\)/,
+    );
+    await expect.poll(() => page.locator('#credits').textContent()).toMatch(/^Credits left: \d+$/);
   });
 
   it('renders the API reference with the /jobs operations', async () => {

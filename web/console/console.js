@@ -47,8 +47,12 @@ async function api(path, init = {}) {
 async function refreshCredits() {
   try {
     const { body } = await api('/quota');
-    const left = body.quota.remaining;
-    credits.textContent = left === null ? 'Credits left: unlimited (master key)' : `Credits left: ${left}`;
+    const { remaining, active, authorized } = body.quota;
+    // A guest has no balance until its first job opens the trial session (`active` false until then).
+    if (!authorized && !active) credits.textContent = 'Guest trial: credits show after the first job';
+    else
+      credits.textContent =
+        remaining === null ? 'Credits left: unlimited (master key)' : `Credits left: ${remaining}`;
   } catch (error) {
     credits.textContent = `Credits: ${error.message}`;
   }
