@@ -11,6 +11,8 @@ const ConfigSchema = z.object({
   TABLE_NAME: z.string().min(1),
   BUCKET_NAME: z.string().min(1),
   STATE_MACHINE_ARN: z.string().min(1).optional(),
+  /** The archive workflow: unpacks batch archives and builds their downloads. */
+  ARCHIVE_STATE_MACHINE_ARN: z.string().min(1).optional(),
   AWS_REGION: z.string().default('us-east-1'),
   /** Endpoints of stand-in services (the embedded local stack); unset in AWS. */
   DYNAMODB_ENDPOINT: optionalUrl,
@@ -44,6 +46,20 @@ const ConfigSchema = z.object({
   GUEST_SESSIONS_PER_ADDRESS_PER_DAY: z.coerce.number().int().min(1).default(20),
   /** Jobs one account may have queued or processing at once; more is 429. */
   MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
+  /** Largest photo sent by direct upload (POST /uploads), and largest photo inside a batch archive. */
+  MAX_PHOTO_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(40 * 1024 * 1024),
+  /** Largest decoded photo, in pixels (width × height), whichever way it arrives. */
+  MAX_PHOTO_PIXELS: z.coerce.number().int().positive().default(100_000_000),
+  /** Largest batch archive sent by direct upload. */
+  MAX_ARCHIVE_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(2 * 1024 * 1024 * 1024),
   /** Items of one batch that run at once (each one job, counted in MAX_JOBS_IN_FLIGHT). */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(4),
 });

@@ -87,6 +87,13 @@ export const workflowHandlers = {
   prepareJob: 'functions/workflow/prepare-job/handler.ts',
   settleJob: 'functions/workflow/settle-job/handler.ts',
   deliverWebhook: 'functions/workflow/deliver-webhook/handler.ts',
+  batchArchive: 'functions/workflow/batch-archive/handler.ts',
+} as const;
+
+/** The archive workflow's task: unpacking a 2 GB archive of 1,000 photos, or zipping their results. */
+export const archiveFunction = {
+  memoryMiB: 1024,
+  timeoutSeconds: 900,
 } as const;
 
 export const inference = {

@@ -90,9 +90,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (!fn.assetHash) throw new Error(`${fn.logicalId} has no bundled asset`);
     return path.join(assemblyDir, `asset.${fn.assetHash}`, 'index.mjs');
   };
-  const stateMachine = topology.stateMachines[0];
-  if (!stateMachine) throw new Error('The CDK app defines no state machine');
-  const stateMachineArn = `arn:aws:states:us-east-1:000000000000:stateMachine:${stateMachine.logicalId}`;
+  // Told apart by their first state, which the constructs name (logical ids move with the construct tree).
+  const machineStartingAt = (state: string) => {
+    const found = topology.stateMachines.find((machine) => machine.definition.StartAt === state);
+    if (!found) throw new Error(`The CDK app defines no state machine starting at ${state}`);
+    return { ...found, arn: `arn:aws:states:us-east-1:000000000000:stateMachine:${found.logicalId}` };
+  };
+  const stateMachine = machineStartingAt('PrepareJob');
+  const archiveMachine = machineStartingAt('RunArchiveTask');
+  const stateMachineArn = stateMachine.arn;
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const dir = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
@@ -109,6 +115,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     TABLE_NAME: LOCAL_TABLE,
     BUCKET_NAME: LOCAL_BUCKET,
     STATE_MACHINE_ARN: stateMachineArn,
+    ARCHIVE_STATE_MACHINE_ARN: archiveMachine.arn,
     AWS_REGION: 'us-east-1',
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     S3_ENDPOINT: s3.endpoint,
@@ -135,7 +142,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   };
 
   const sfn = await startLocalStepFunctions({
-    stateMachines: { [stateMachineArn]: stateMachine.definition },
+    stateMachines: {
+      [stateMachineArn]: stateMachine.definition,
+      [archiveMachine.arn]: archiveMachine.definition,
+    },
     retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
     invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
   });

@@ -78,6 +78,9 @@ export function dynamodbBatches(
       );
     },
 
+    async putItems(items) {
+      await writeAll(items.map((item) => ({ PutRequest: { Item: itemRecord(item) } })));
+    },
     async get(batchId) {
       const { Item } = await client.send(
         new GetItemCommand({ TableName: table, Key: keys.batch(batchId), ConsistentRead: true }),

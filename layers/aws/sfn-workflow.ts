@@ -1,5 +1,10 @@
-import { ExecutionAlreadyExists, type SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
-import type { WorkflowStarter } from '#core/ports.ts';
+import {
+  DescribeExecutionCommand,
+  ExecutionAlreadyExists,
+  type SFNClient,
+  StartExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import type { ArchiveWorkflow, WorkflowStarter } from '#core/ports.ts';
 
 export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter {
   return {
@@ -16,6 +21,27 @@ export function sfnWorkflow(client: SFNClient, stateMachineArn: string): Workflo
       } catch (error) {
         if (!(error instanceof ExecutionAlreadyExists)) throw error;
       }
+    },
+  };
+}
+
+/** The archive workflow (unpack a batch, build its download): one execution per name. */
+export function sfnArchiveWorkflow(client: SFNClient, stateMachineArn: string): ArchiveWorkflow {
+  return {
+    async start(name, task) {
+      try {
+        await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(task) }));
+        return 'running';
+      } catch (error) {
+        if (!(error instanceof ExecutionAlreadyExists)) throw error;
+      }
+      const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+      const { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
+      return status === 'RUNNING' || status === 'PENDING_REDRIVE'
+        ? 'running'
+        : status === 'SUCCEEDED'
+          ? 'succeeded'
+          : 'failed';
     },
   };
 }

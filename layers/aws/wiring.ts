@@ -1,5 +1,5 @@
 import { config } from '#config';
-import type { Clock } from '#core/ports.ts';
+import type { ArchiveTask, Clock } from '#core/ports.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { awsClients } from './clients.ts';
@@ -12,7 +12,8 @@ import { dynamodbJobs } from './dynamodb-jobs.ts';
 import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
 import { eventbridgeEvents } from './eventbridge-events.ts';
 import { s3Objects } from './s3-objects.ts';
-import { sfnWorkflow } from './sfn-workflow.ts';
+import { sfnArchiveWorkflow, sfnWorkflow } from './sfn-workflow.ts';
+import { s3Archives, yazlArchives } from './zip-archives.ts';
 
 const systemClock: Clock = { now: () => new Date() };
 
@@ -46,6 +47,17 @@ export function wiring() {
       cfg.MAX_JOBS_IN_FLIGHT,
     ),
     batchConcurrency: cfg.BATCH_CONCURRENCY,
+    archives: s3Archives(clients.s3, cfg.BUCKET_NAME),
+    zip: yazlArchives,
+    archiveWorkflow: {
+      start: (name: string, task: ArchiveTask) => {
+        if (!cfg.ARCHIVE_STATE_MACHINE_ARN) throw new Error('ARCHIVE_STATE_MACHINE_ARN is not configured');
+        return sfnArchiveWorkflow(clients.sfn, cfg.ARCHIVE_STATE_MACHINE_ARN).start(name, task);
+      },
+    },
+    maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
+    maxPhotoPixels: cfg.MAX_PHOTO_PIXELS,
+    maxArchiveBytes: cfg.MAX_ARCHIVE_BYTES,
     workflow: {
       start: (jobId: string, attempt: number) => {
         if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');

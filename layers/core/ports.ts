@@ -1,3 +1,4 @@
+import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './archive/limits.ts';
 import type { Batch, BatchItem } from './batches/batch.ts';
 import type { CreditAccount } from './credits/credits.ts';
 import type { LedgerEntry } from './credits/ledger.ts';
@@ -211,10 +212,70 @@ export interface BatchRepository {
    * @throws InsufficientCreditsError (402) or TooManyRequestsError (429) when the reservation is refused.
    */
   update(before: Batch, after: Batch, changes?: BatchChanges): Promise<boolean>;
+  /**
+   * Store (or store again) items of an existing batch. They are read only once the batch lists them, so
+   * an unpacking step that runs twice writes the same records twice, harmlessly.
+   */
+  putItems(items: BatchItem[]): Promise<void>;
 }
 
 /** What moves together with a batch record. */
 export interface BatchChanges {
   item?: BatchItem;
   start?: { job: Job; reservation: CreditMovement | null };
+}
+
+/** A ZIP archive in storage, opened for reading: its checked directory, and its entries one by one. */
+export interface OpenedArchive {
+  listing: ZipListing;
+  /** The archive's own size in bytes. */
+  bytes: number;
+  /**
+   * One entry's bytes as they inflate, charged to `budget`. Ends with an error when the entry is
+   * unreadable or does not match its CRC-32 or size (ZipEntryError), or grows past a limit
+   * (PayloadTooLargeError). Stopping early is allowed: the rest is never read.
+   */
+  entry(entry: ZipEntry, budget: ZipBudget): AsyncIterable<Buffer>;
+  close(): Promise<void>;
+}
+
+/** Reads untrusted ZIP archives from storage by ranges: never the whole archive in memory. */
+export interface ArchiveReader {
+  /**
+   * Read and check the archive's central directory under `limits` (layers/core/archive/limits.ts).
+   * @throws NotFoundError when there is no such object.
+   * @throws UnsupportedMediaTypeError (415) when it is not a ZIP archive at all.
+   * @throws BadRequestError (400) for a malformed archive or an unsafe entry.
+   * @throws PayloadTooLargeError (413) naming the limit.
+   */
+  open(key: string, limits: ZipLimits): Promise<OpenedArchive>;
+}
+
+/** One file of an archive being written. */
+export interface ZipSource {
+  /** Relative path inside the archive, `/`-separated. */
+  name: string;
+  /** The bytes, or the bytes as they arrive (an object streamed from storage). */
+  data: Buffer | AsyncIterable<Uint8Array>;
+  /** Deflate it; already-compressed formats (JPEG, PNG, WEBP) are stored as they are. */
+  compress: boolean;
+  modified?: Date;
+}
+
+/** Writes ZIP archives as a stream (ZIP64 when needed), one entry at a time. */
+export interface ArchiveWriter {
+  /** The archive's bytes, produced as the entries are consumed; a failing source fails the stream. */
+  zip(entries: AsyncIterable<ZipSource> | Iterable<ZipSource>): AsyncIterable<Buffer>;
+}
+
+/** What the archive workflow runs: unpack a new batch's archive, or build a batch's download. */
+export type ArchiveTask = { task: 'unpack'; batchId: string } | { task: 'download'; batchId: string };
+
+/** Executions of the archive workflow, one per name. */
+export interface ArchiveWorkflow {
+  /**
+   * Start `task` under `name` unless an execution of that name exists already.
+   * @returns the state of the execution of that name, new or old.
+   */
+  start(name: string, task: ArchiveTask): Promise<'running' | 'succeeded' | 'failed'>;
 }

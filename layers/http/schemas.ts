@@ -435,9 +435,10 @@ const Batch = z
     status: z
       .enum(BATCH_STATUSES)
       .describe(
-        '`processing` starts photos while fewer than `concurrency` run; `paused` starts none and lets the ' +
-          'running ones finish; `completed` once nothing waits or runs; `cancelled` by its owner. See ' +
-          'docs/decisions.md (Batches) for the moves.',
+        '`unpacking` while a workflow step reads the archive and stores its photos (items appear when it ' +
+          'ends); `processing` starts photos while fewer than `concurrency` run; `paused` starts none and ' +
+          'lets the running ones finish; `completed` once nothing waits or runs; `cancelled` by its owner; ' +
+          '`failed` when the archive could not be unpacked (see `error`). See docs/decisions.md (Batches).',
       ),
     pause_reason: z
       .enum(PAUSE_REASONS)
@@ -456,6 +457,10 @@ const Batch = z
       .describe('Credits charged so far: 5 per succeeded photo (0 for the master key).'),
     reserved_credits: z.number().describe('Credits held now for the photos that are processing.'),
     archive: z.object({ name: z.string().nullable(), bytes: z.int() }).describe('The uploaded archive.'),
+    error: z
+      .object({ code: z.int(), message: z.string() })
+      .nullable()
+      .describe('Why the archive could not be unpacked, when `status` is `failed`; otherwise null.'),
     created_at: timestamp,
     started_at: timestamp.nullable().describe('When its first photo started.'),
     finished_at: timestamp.nullable(),

@@ -11,6 +11,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
 import {
   apiFunction,
+  archiveFunction,
   bucketPrefixes,
   inference,
   pageRoutes,
@@ -19,6 +20,7 @@ import {
   workflowFunction,
   workflowHandlers,
 } from '../config.ts';
+import { ArchiveWorkflow } from '../constructs/archive-workflow.ts';
 import {
   createHandlerFunction,
   createMissingHandlerFunction,
@@ -71,10 +73,18 @@ export class ServiceStack extends Stack {
       resourceName: stateMachineName,
       arnFormat: ArnFormat.COLON_RESOURCE_NAME,
     });
+    const archiveStateMachineName = `${this.stackName}-archives`;
+    const archiveStateMachineArn = this.formatArn({
+      service: 'states',
+      resource: 'stateMachine',
+      resourceName: archiveStateMachineName,
+      arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+    });
     const environment = (smArn: string): Record<string, string> => ({
       TABLE_NAME: table.tableName,
       BUCKET_NAME: bucket.bucketName,
       STATE_MACHINE_ARN: smArn,
+      ARCHIVE_STATE_MACHINE_ARN: archiveStateMachineArn,
       MASTER_KEY_SHA256: masterKeySha256.valueAsString,
       NODE_OPTIONS: '--enable-source-maps',
     });
@@ -85,12 +95,16 @@ export class ServiceStack extends Stack {
 
     // Workflow tasks keep a role each: they need no access to the state machine, and the
     // inference function handles untrusted images.
-    const createWorkflowFunction = (handler: string, extra: Record<string, string> = {}): lambda.Function => {
+    const createWorkflowFunction = (
+      handler: string,
+      extra: Record<string, string> = {},
+      size: { memoryMiB: number; timeoutSeconds: number } = workflowFunction,
+    ): lambda.Function => {
       const fnProps: HandlerFunctionProps = {
         handler,
         environment: { ...environment(stateMachineArn), ...extra },
-        memorySize: workflowFunction.memoryMiB,
-        timeout: Duration.seconds(workflowFunction.timeoutSeconds),
+        memorySize: size.memoryMiB,
+        timeout: Duration.seconds(size.timeoutSeconds),
       };
       const id = `Workflow${constructIdOf(handler)}`;
       const fn = handlerExists(handler)
@@ -140,6 +154,14 @@ export class ServiceStack extends Stack {
     });
     this.stateMachine = stateMachine;
 
+    // Unpacking a batch starts its first items (the job state machine); the API starts its executions.
+    const batchArchive = createWorkflowFunction(workflowHandlers.batchArchive, {}, archiveFunction);
+    stateMachine.grantStartExecution(batchArchive);
+    const archiveWorkflow = new ArchiveWorkflow(this, 'ArchiveWorkflow', {
+      batchArchive,
+      stateMachineName: archiveStateMachineName,
+    });
+
     // One role for all API functions: they are one surface with one set of needs, and a copy of the same
     // policy per function would only hide a difference if one crept in.
     const apiRole = new iam.Role(this, 'ApiFunctionRole', {
@@ -151,6 +173,8 @@ export class ServiceStack extends Stack {
     grantData(apiRole);
     stateMachine.grantStartExecution(apiRole);
     stateMachine.grantExecution(apiRole, 'states:StopExecution');
+    archiveWorkflow.stateMachine.grantStartExecution(apiRole);
+    archiveWorkflow.stateMachine.grantExecution(apiRole, 'states:DescribeExecution');
 
     this.httpApi = new apigwv2.HttpApi(this, 'HttpApi', {
       apiName: 'photo-jobs',

@@ -106,7 +106,14 @@ describe('functions', () => {
       expect(fn.Properties, logicalId).toMatchObject({ MemorySize: 512, Timeout: 29 });
       const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
       expect(Object.keys(variables).sort()).toEqual(
-        ['BUCKET_NAME', 'MASTER_KEY_SHA256', 'NODE_OPTIONS', 'STATE_MACHINE_ARN', 'TABLE_NAME'].sort(),
+        [
+          'ARCHIVE_STATE_MACHINE_ARN',
+          'BUCKET_NAME',
+          'MASTER_KEY_SHA256',
+          'NODE_OPTIONS',
+          'STATE_MACHINE_ARN',
+          'TABLE_NAME',
+        ].sort(),
       );
       expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
     }
@@ -173,14 +180,15 @@ describe('IAM of the functions', () => {
       expect(s3).toContain(prefix);
   });
 
-  it('let API functions start and stop executions of the job workflow', () => {
+  it('let API functions start and stop executions of the job workflow, and start and read the archive workflow’s', () => {
     const statements = statementsOf(apiRoleIds);
-    const [[stateMachineId] = []] = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
+    const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').map(([id]) => id);
     const byAction = (action: string) => statements.filter((s) => list(s.Action).includes(action));
-    expect(byAction('states:StartExecution')).toEqual([
-      expect.objectContaining({ Effect: 'Allow', Resource: { Ref: stateMachineId } }),
-    ]);
+    expect(byAction('states:StartExecution')).toEqual(
+      machines.map((id) => expect.objectContaining({ Effect: 'Allow', Resource: { Ref: id } })),
+    );
     expect(JSON.stringify(byAction('states:StopExecution'))).toContain(':execution:');
+    expect(JSON.stringify(byAction('states:DescribeExecution'))).toContain(':execution:');
   });
 
   it('let the settle function start executions of the job workflow (a batch’s next item), and no other task', () => {

@@ -3,16 +3,23 @@ import { deps } from '#aws/wiring.ts';
 import { parseBooleanish } from '#core/jobs/params.ts';
 import { downloadBatch } from '#core/use-cases/download-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import { type HttpResult, redirect } from '#http/responses.ts';
+import { type HttpResult, json, redirect } from '#http/responses.ts';
 
-/** GET /batches/{batch_id}/download[?partial=true]: 302 to the archive in storage (application/zip). */
+/**
+ * GET /batches/{batch_id}/download[?partial=true]: 302 to the archive in storage (application/zip) once
+ * a workflow step has built it; until then 202 with Retry-After.
+ */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const raw = event.queryStringParameters?.partial;
     const partial = raw === undefined || raw === '' ? false : parseBooleanish('partial', raw);
-    const { url } = await downloadBatch(deps(), context.caller, event.pathParameters?.batch_id ?? '', {
-      partial,
-    });
-    return redirect(url);
+    const batchId = event.pathParameters?.batch_id ?? '';
+    const answer = await downloadBatch(deps(), context.caller, batchId, { partial });
+    if (answer.ready) return redirect(answer.url);
+    return json(
+      202,
+      { status: 'building', retry_after: answer.retryAfterSeconds, batch_id: batchId },
+      { 'retry-after': String(answer.retryAfterSeconds) },
+    );
   });

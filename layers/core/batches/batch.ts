@@ -13,10 +13,19 @@ import type {
 
 /**
  * A batch: the photos of one ZIP archive, each processed as an ordinary job when its turn comes.
+ * `unpacking` while a workflow step reads the archive from storage and stores its photos;
  * `processing` starts items while fewer than `concurrency` run; `paused` starts none and lets the
- * running ones finish; `completed` and `cancelled` are final (docs/decisions.md, Batches).
+ * running ones finish; `completed`, `cancelled` and `failed` (the archive could not be unpacked) are
+ * final (docs/decisions.md, Batches).
  */
-export const BATCH_STATUSES = ['processing', 'paused', 'completed', 'cancelled'] as const;
+export const BATCH_STATUSES = [
+  'unpacking',
+  'processing',
+  'paused',
+  'completed',
+  'cancelled',
+  'failed',
+] as const;
 export type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /** Why a batch is paused: its owner asked, the account ran out of credits, or of job slots (429). */
@@ -42,7 +51,10 @@ export interface Batch {
   pauseReason: PauseReason | null;
   /** How many items may run at once. */
   concurrency: number;
-  archive: { name: string | null; bytes: number };
+  /** The archive as received; `key` is where it is stored until it has been unpacked. */
+  archive: { name: string | null; bytes: number; key?: string };
+  /** Why the archive could not be unpacked (status `failed`); null otherwise. */
+  error?: JobError | null;
   total: number;
   skipped: number;
   /** Items waiting to start, in the order they will start. */
@@ -99,7 +111,7 @@ export const BATCH_ID = /^bat_[0-9a-z]{24}$/;
 export const batchPath = (batchId: string): string => `${API_PREFIX}/batches/${batchId}`;
 
 export const isFinished = (batch: Batch): boolean =>
-  batch.status === 'completed' || batch.status === 'cancelled';
+  batch.status === 'completed' || batch.status === 'cancelled' || batch.status === 'failed';
 
 export function batchCounts(batch: Batch) {
   return {
@@ -162,6 +174,7 @@ export function batchResource(batch: Batch, items: BatchItem[]) {
     cost_credits: batch.chargedCredits,
     reserved_credits: batch.account ? batch.running.length * itemCost(batch) : 0,
     archive: { name: batch.archive.name, bytes: batch.archive.bytes },
+    error: batch.error ?? null,
     created_at: batch.createdAt,
     started_at: batch.startedAt,
     finished_at: batch.finishedAt,

@@ -16,6 +16,7 @@ export const BATCH_OPERATIONS = [
 
 /** The text fields of POST /batches; the archive arrives as the upload `archive`. */
 export const BatchInputSchema = z.object({
+  upload_id: z.string().min(1).max(100).optional(),
   mode: z.enum(BATCH_OPERATIONS).default('plate'),
   background: z.enum(BACKGROUND_PRESETS).optional(),
   plate_color: z.string().transform(normalizePlateColor).optional(),
@@ -35,9 +36,15 @@ export function parseBatchRequest(
     throw new BadRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`);
   }
   const archive = files.archive;
-  if (!archive) throw new BadRequestError('Send the ZIP archive as the multipart file field archive');
+  const uploadId = typeof fields.upload_id === 'string' && fields.upload_id !== '' ? fields.upload_id : null;
+  if (archive && uploadId) throw new BadRequestError('Send exactly one of archive or upload_id');
+  if (!archive && !uploadId) {
+    throw new BadRequestError(
+      'Send the ZIP archive as the multipart file field archive, or upload it first and send upload_id',
+    );
+  }
   return {
-    archive,
+    archive: archive ? { kind: 'file', file: archive } : { kind: 'upload', uploadId: uploadId! },
     operation: parsed.data.mode,
     requested: { plateColor: parsed.data.plate_color, background: parsed.data.background },
   };

@@ -31,7 +31,8 @@ export function resumeBatch(batch: Batch): Batch {
  */
 export function cancelBatch(batch: Batch, now: string): Batch {
   if (batch.status === 'cancelled') return batch;
-  if (batch.status === 'completed') refuse(batch, 'be cancelled', ': it has finished');
+  if (batch.status === 'completed' || batch.status === 'failed')
+    refuse(batch, 'be cancelled', ': it has finished');
   return {
     ...batch,
     status: 'cancelled',
@@ -49,7 +50,8 @@ export function cancelBatch(batch: Batch, now: string): Batch {
  * A completed batch runs again; a processing or paused one keeps its status.
  */
 export function retryBatch(batch: Batch, failed: readonly number[]): Batch {
-  if (batch.status === 'cancelled') refuse(batch, 'be retried');
+  if (batch.status === 'cancelled' || batch.status === 'failed' || batch.status === 'unpacking')
+    refuse(batch, 'be retried');
   if (failed.length === 0) refuse(batch, 'be retried', ': no item has failed');
   const reopened = batch.status === 'completed';
   return {

@@ -1,60 +1,53 @@
-import { createHash } from 'node:crypto';
-import {
-  DEFAULT_ZIP_LIMITS,
-  listZip,
-  readZipEntry,
-  type ZipEntry,
-  ZipEntryError,
-  type ZipLimits,
-  zipBudget,
-} from '../archive/zip-reader.ts';
-import { type Batch, type BatchItem, newBatchId } from '../batches/batch.ts';
+import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../archive/limits.ts';
+import { type Batch, newBatchId } from '../batches/batch.ts';
 import { costOf } from '../credits/credits.ts';
 import { BadRequestError, InsufficientCreditsError } from '../errors.ts';
-import { storageName } from '../files/assets.ts';
-import { imageProblem } from '../image-limits.ts';
-import { type ImageType, sniffImageType } from '../images.ts';
 import type { UploadedFile } from '../jobs/input.ts';
-import type { JobError, Operation } from '../jobs/job.ts';
+import type { Operation } from '../jobs/job.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
-import type { AccountRepository, ObjectStore } from '../ports.ts';
-import { advanceBatch, type BatchDeps } from './advance-batch.ts';
+import type { AccountRepository, ArchiveReader, ArchiveWorkflow, ObjectStore } from '../ports.ts';
+import type { BatchDeps } from './advance-batch.ts';
 
 export interface CreateBatchDeps extends BatchDeps {
   objects: ObjectStore;
   accounts: AccountRepository;
-  maxSourceBytes: number;
+  archives: ArchiveReader;
+  archiveWorkflow: ArchiveWorkflow;
   batchConcurrency: number;
   zipLimits?: ZipLimits;
+  /** An `upload_id` source: its stored archive, checked for owner, expiry and size. */
+  openUpload?(caller: Caller, uploadId: string, kind: 'archive'): Promise<StoredArchive>;
 }
 
+/** An archive already in storage (a direct upload), by key. */
+export interface StoredArchive {
+  key: string;
+  bytes: number;
+  filename: string | null;
+}
+
+export type ArchiveSpec = { kind: 'file'; file: UploadedFile } | { kind: 'upload'; uploadId: string };
+
 export interface BatchRequest {
-  archive: UploadedFile;
+  archive: ArchiveSpec;
   operation: Exclude<Operation, 'analyze'>;
   requested: Pick<RequestedParams, 'plateColor' | 'background'>;
 }
 
-/** Photos are copied to storage this many at a time: fast enough for 1000 entries inside an API call. */
-const STORE_PARALLELISM = 8;
-const NESTED_ARCHIVE = /\.(zip|zipx|jar|rar|7z|tar|tgz|gz|bz2|xz|zst)$/i;
-
-interface Classified {
-  entry: ZipEntry;
-  type: ImageType | null;
-  sha256: string | null;
-  skipped: JobError | null;
-}
+/** Name of the execution that unpacks a batch: one per batch, so a repeated start is a no-op. */
+export const unpackExecution = (batchId: string): string => `unpack-${batchId}`;
 
 /**
- * Create a batch from a ZIP archive (POST /batches).
- * 1. 402 at once when the account cannot pay for one item: nothing is unpacked or stored.
- * 2. Read the archive's directory under the limits (415 not a ZIP; 400 traversal, absolute paths, links;
- *    413 naming the limit), then inflate every entry once to classify it: a photo (by its bytes), or a
- *    skipped entry with the reason (not an image, nested archive, unreadable, too large).
- * 3. With every limit passed, store each photo under `batches/<id>/items/<index>/` and the batch with its
- *    items; nothing is stored for an archive that is refused.
- * 4. Advance the batch: its first items start now, each with its own reservation.
+ * Create a batch from a ZIP archive (POST /batches). The archive is never held whole: an inline one
+ * (a few MB at most) is stored first, an uploaded one is already in storage; only its directory is read.
+ * 1. 402 at once when the account cannot pay for one item: nothing is read or stored.
+ * 2. Read the archive's directory by ranges under the limits (415 not a ZIP; 400 traversal, absolute
+ *    paths, links; 413 naming the limit); 400 when it lists no file at all. A refused inline archive is
+ *    deleted again.
+ * 3. Store the batch as `unpacking` with its entry count, and start the archive workflow, whose step
+ *    classifies and stores each photo (layers/core/use-cases/unpack-batch.ts) and starts the first items.
+ *    A start that fails is made up by the sweeper, which restarts unpacking batches that do not move.
  */
 export async function createBatch(deps: CreateBatchDeps, caller: Caller, request: BatchRequest) {
   const account = accountOf(caller);
@@ -68,39 +61,33 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     }
   }
 
+  const batchId = newBatchId();
   const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;
-  const archive = request.archive.bytes;
-  const listing = listZip(archive, limits);
-  const classified = classify(archive, listing.files, limits, deps.maxSourceBytes);
-  const photos = classified.filter((entry) => entry.type);
-  if (photos.length === 0) {
-    throw new BadRequestError(
-      `archive holds no JPG, PNG or WEBP photo (${classified.length} file(s) looked at, ${listing.ignored} ignored)`,
-    );
+  let stored: StoredArchive;
+  if (request.archive.kind === 'file') {
+    const { file } = request.archive;
+    stored = { key: `batches/${batchId}/archive.zip`, bytes: file.bytes.length, filename: file.filename };
+    await deps.objects.put(stored.key, file.bytes, 'application/zip');
+  } else {
+    if (!deps.openUpload) throw new BadRequestError('upload_id is not accepted here');
+    stored = await deps.openUpload(caller, request.archive.uploadId, 'archive');
+  }
+  let files: number;
+  try {
+    const opened = await deps.archives.open(stored.key, limits);
+    files = opened.listing.files.length;
+    await opened.close();
+    if (files === 0) {
+      throw new BadRequestError(
+        `archive holds no files to look at (${opened.listing.ignored} directories or hidden files ignored)`,
+      );
+    }
+  } catch (error) {
+    if (request.archive.kind === 'file') await deps.objects.delete(stored.key).catch(() => undefined);
+    throw error;
   }
 
   const now = deps.clock.now().toISOString();
-  const batchId = newBatchId();
-  const items: BatchItem[] = classified.map((entry, index) => ({
-    batchId,
-    index,
-    name: entry.entry.name,
-    source:
-      entry.type && entry.sha256
-        ? {
-            key: `batches/${batchId}/items/${index}/${storageName(entry.entry.name.split('/').pop()!, entry.type)}`,
-            contentType: entry.type,
-            bytes: entry.entry.size,
-            sha256: entry.sha256,
-            originalName: entry.entry.name,
-          }
-        : null,
-    skipped: entry.skipped,
-    attempts: 0,
-    outcome: null,
-  }));
-  await storePhotos(deps, archive, classified, items, limits);
-
   const defaults = defaultsOf(caller);
   const batch: Batch = {
     id: batchId,
@@ -110,13 +97,14 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     // Item jobs send no webhook each: the batch sends one when it finishes.
     params: { ...resolveParams(request.requested, defaults), webhookUrl: null },
     webhookUrl: defaults.webhookUrl ?? null,
-    status: 'processing',
+    status: 'unpacking',
     pauseReason: null,
     concurrency: deps.batchConcurrency,
-    archive: { name: request.archive.filename, bytes: archive.length },
-    total: items.length,
-    skipped: items.length - photos.length,
-    queue: items.filter((item) => item.source).map((item) => item.index),
+    archive: { name: stored.filename, bytes: stored.bytes, key: stored.key },
+    error: null,
+    total: files,
+    skipped: 0,
+    queue: [],
     running: [],
     neverRan: [],
     succeeded: 0,
@@ -130,64 +118,10 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     updatedAt: now,
     version: 1,
   };
-  await deps.batches.create(batch, items);
-  // The batch exists from here on: a failure to start its first items now is healed by the next read
-  // (a processing batch with items waiting and none running is advanced when it is read).
-  const advanced = await advanceBatch(deps, batchId).catch(() => batch);
-  return { batch: advanced, items: await deps.batches.items(batchId) };
-}
-
-function classify(
-  archive: Buffer,
-  files: ZipEntry[],
-  limits: ZipLimits,
-  maxSourceBytes: number,
-): Classified[] {
-  const budget = zipBudget(limits);
-  return files.map((entry) => {
-    const skip = (code: number, message: string): Classified => ({
-      entry,
-      type: null,
-      sha256: null,
-      skipped: { code, message },
-    });
-    if (NESTED_ARCHIVE.test(entry.name)) return skip(415, 'Nested archives are not opened');
-    let bytes: Buffer;
-    try {
-      bytes = readZipEntry(archive, entry, budget, limits);
-    } catch (error) {
-      if (error instanceof ZipEntryError) return skip(400, `Could not read the entry: ${error.message}`);
-      throw error;
-    }
-    const type = sniffImageType(bytes);
-    if (!type) {
-      if (bytes.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'))) {
-        return skip(415, 'Nested archives are not opened');
-      }
-      return skip(415, 'Not a JPG, PNG or WEBP image');
-    }
-    if (bytes.length > maxSourceBytes) return skip(413, `The photo is larger than ${maxSourceBytes} bytes`);
-    const problem = imageProblem(bytes, 'The photo');
-    if (problem) return skip(problem.code, problem.message);
-    return { entry, type, sha256: createHash('sha256').update(bytes).digest('hex'), skipped: null };
-  });
-}
-
-/** Inflate each photo again (they all passed the limits once) and store it, a few at a time. */
-async function storePhotos(
-  deps: { objects: ObjectStore },
-  archive: Buffer,
-  classified: Classified[],
-  items: BatchItem[],
-  limits: ZipLimits,
-): Promise<void> {
-  const budget = zipBudget(limits);
-  const pending = items.filter((item) => item.source);
-  const worker = async () => {
-    for (let item = pending.shift(); item; item = pending.shift()) {
-      const bytes = readZipEntry(archive, classified[item.index]!.entry, budget, limits);
-      await deps.objects.put(item.source!.key, bytes, item.source!.contentType);
-    }
-  };
-  await Promise.all(Array.from({ length: STORE_PARALLELISM }, worker));
+  await deps.batches.create(batch, []);
+  // A start that fails leaves an `unpacking` batch that does not move: the sweeper starts it again.
+  await deps.archiveWorkflow
+    .start(unpackExecution(batchId), { task: 'unpack', batchId })
+    .catch(() => undefined);
+  return { batch: (await deps.batches.get(batchId)) ?? batch, items: await deps.batches.items(batchId) };
 }

@@ -6,8 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { deflateRawSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_ZIP_LIMITS, listZip, readZipEntry, zipBudget } from '#core/archive/zip-reader.ts';
-import { zipBuffer } from '#core/archive/zip-writer.ts';
+import { openZipBuffer, zipBuffer } from '#aws/zip-archives.ts';
+import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { sniffImageType } from '#core/images.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
 import {
@@ -48,11 +48,16 @@ function viewPhotos(count: number, folder = 'views'): Record<string, Buffer> {
   );
 }
 
-function unzip(archive: Buffer): Record<string, Buffer> {
+async function unzip(archive: Buffer): Promise<Record<string, Buffer>> {
   const budget = zipBudget(DEFAULT_ZIP_LIMITS);
-  return Object.fromEntries(
-    listZip(archive).files.map((entry) => [entry.name, readZipEntry(archive, entry, budget)]),
-  );
+  const opened = await openZipBuffer(archive, DEFAULT_ZIP_LIMITS);
+  const files: Record<string, Buffer> = {};
+  for (const entry of opened.listing.files) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of opened.entry(entry, budget)) chunks.push(chunk);
+    files[entry.name] = Buffer.concat(chunks);
+  }
+  return files;
 }
 
 describe.skipIf(!hasShared)('batches on the local server (real model, real photos)', () => {
@@ -84,12 +89,19 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
           await new Promise((resolve) => setTimeout(resolve, 200));
         }
       },
-      /** GET …/download: the 302, then the archive from storage. */
+      /** GET …/download: 202 with Retry-After while a workflow step builds it, then the 302 and the archive. */
       async download(batchId: string, query = '') {
-        const response = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
-          headers: { 'x-api-key': key },
-          redirect: 'manual',
-        });
+        let response: Response;
+        for (let polls = 0; ; polls++) {
+          response = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
+            headers: { 'x-api-key': key },
+            redirect: 'manual',
+          });
+          if (response.status !== 202 || polls > 300) break;
+          expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
+          await response.arrayBuffer();
+          await new Promise((resolve) => setTimeout(resolve, 200));
+        }
         if (response.status !== 302) {
           return {
             status: response.status,
@@ -100,7 +112,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
         const location = response.headers.get('location')!;
         const archive = await fetch(location);
         expect(archive.status).toBe(200);
-        return { status: 302, body: null, files: unzip(Buffer.from(await archive.arrayBuffer())) };
+        return { status: 302, body: null, files: await unzip(Buffer.from(await archive.arrayBuffer())) };
       },
       async quota() {
         return (await base.get('/quota')).body.quota as { remaining: number; used_total: number };
@@ -134,15 +146,16 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     expect(created.body).toMatchObject({
       status_url: `/api/v1/batches/${id}`,
       batch: {
-        status: 'processing',
+        status: 'unpacking',
         mode: 'plate',
         plate_color: '#ff00ff',
-        counts: { total: 7, skipped: 2 },
+        counts: { total: 7 },
       },
     });
 
     const done = await c.waitForBatch(id, finished);
     expect(done.status).toBe('completed');
+    expect(done.counts).toMatchObject({ total: 7, skipped: 2 });
     const byName = Object.fromEntries(done.items.map((item: { name: string }) => [item.name, item]));
     expect(Object.keys(byName).sort()).toEqual(
       [
@@ -326,10 +339,13 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
       body: { code: 413, message: expect.stringMatching(/limit: /) },
     });
 
+    // yazl refuses to write `..` names: patched in afterwards, as a hostile tool would write them.
     const traversal = await zipOf({
       'ok.jpg': photo('plates/eu/eu3.jpg'),
-      '../../etc/evil.jpg': photo('plates/eu/eu3.jpg'),
+      'zzzzz/etc/evil.jpg': photo('plates/eu/eu3.jpg'),
     });
+    for (let at = traversal.indexOf('zzzzz/etc'); at >= 0; at = traversal.indexOf('zzzzz/etc', at))
+      traversal.write('../..', at, 'latin1');
     const traversalAnswer = await c.postForm('/batches', batchForm(traversal));
     expect(traversalAnswer).toMatchObject({
       status: 400,

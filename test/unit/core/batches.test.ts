@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { listZip, readZipEntry, zipBudget } from '#core/archive/zip-reader.ts';
-import { zipBuffer } from '#core/archive/zip-writer.ts';
+import { openZipBuffer, yazlArchives, zipBuffer } from '#aws/zip-archives.ts';
+import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { type Batch, batchCounts, batchResource } from '#core/batches/batch.ts';
 import { parseBatchRequest } from '#core/batches/input.ts';
 import {
@@ -22,14 +22,15 @@ import {
 import { resultPath } from '#core/jobs/envelope.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
-import type { AccountRepository } from '#core/ports.ts';
+import type { AccountRepository, ArchiveReader, ArchiveWorkflow } from '#core/ports.ts';
 import { advanceBatch } from '#core/use-cases/advance-batch.ts';
 import { controlBatch, readBatch } from '#core/use-cases/control-batch.ts';
 import { retryOwnJob } from '#core/use-cases/control-job.ts';
 import { createBatch } from '#core/use-cases/create-batch.ts';
-import { downloadBatch } from '#core/use-cases/download-batch.ts';
+import { buildDownload, downloadBatch } from '#core/use-cases/download-batch.ts';
 import { notifyBatchFinished } from '#core/use-cases/notify-batch.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import { unpackBatch } from '#core/use-cases/unpack-batch.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
 import { responseSchemas } from '#http/schemas.ts';
 import { memoryBatches, memoryObjects } from './memory-batches.ts';
@@ -50,7 +51,10 @@ async function archiveOf(files: Record<string, Buffer>): Promise<Buffer> {
 async function photos(count: number) {
   const files: Record<string, Buffer> = {};
   for (let i = 0; i < count; i++) files[`${i % 2 ? 'b' : 'a'}/p${i}.jpg`] = jpeg(i + 1);
-  return { bytes: await archiveOf(files), filename: 'photos.zip', contentType: 'application/zip' };
+  return {
+    kind: 'file' as const,
+    file: { bytes: await archiveOf(files), filename: 'photos.zip', contentType: 'application/zip' },
+  };
 }
 
 function setup(credits = 100, options: { concurrency?: number; maxInFlight?: number } = {}) {
@@ -69,11 +73,26 @@ function setup(credits = 100, options: { concurrency?: number; maxInFlight?: num
       return [];
     },
   };
+  // Archives are read from the stored object with yauzl, as the S3 adapter does by ranges.
+  const archives: ArchiveReader = {
+    open: async (key, limits) => openZipBuffer(await objects.store.get(key), limits),
+  };
+  // The archive workflow runs its task at once, inside the start call.
+  const archiveWorkflow: ArchiveWorkflow = {
+    async start(_name, task) {
+      if (task.task === 'unpack') await unpackBatch(deps, task.batchId);
+      else await buildDownload(deps, task.batchId);
+      return 'succeeded';
+    },
+  };
   const deps = {
     ...store,
     batches: batches.repository,
     objects: objects.store,
     accounts,
+    archives,
+    archiveWorkflow,
+    zip: yazlArchives,
     maxSourceBytes: 20 * 1024 * 1024,
     batchConcurrency: options.concurrency ?? 2,
     batchFinished: async (batch: Batch) => {
@@ -239,7 +258,10 @@ describe('createBatch', () => {
       'side/car3.jpg': jpeg(4),
     });
     const { batch, items } = await createBatch(t.deps, owner, {
-      archive: { bytes: archive, filename: 'cars.zip', contentType: 'application/zip' },
+      archive: {
+        kind: 'file',
+        file: { bytes: archive, filename: 'cars.zip', contentType: 'application/zip' },
+      },
       operation: 'plate',
       requested: { plateColor: '#ff00ff' },
     });
@@ -263,6 +285,7 @@ describe('createBatch', () => {
     ]);
     expect(resource.items[3]!.error?.message).toMatch(/Nested archives/);
     expect([...t.objects.objects.keys()].sort()).toEqual([
+      `batches/${batch.id}/archive.zip`,
       `batches/${batch.id}/items/0/car1.jpg`,
       `batches/${batch.id}/items/1/car2.jpg`,
       `batches/${batch.id}/items/4/car3.jpg`,
@@ -279,11 +302,14 @@ describe('createBatch', () => {
   it('refuses a traversal entry, a zip bomb and a non-ZIP, and stores nothing', async () => {
     const t = setup(100);
     const upload = (bytes: Buffer) => ({
-      archive: { bytes, filename: 'x.zip', contentType: null },
+      archive: { kind: 'file' as const, file: { bytes, filename: 'x.zip', contentType: null } },
       operation: 'plate' as const,
       requested: {},
     });
-    const traversal = await archiveOf({ 'ok.jpg': jpeg(1), '../evil.jpg': jpeg(2) });
+    // yazl refuses to write `..` names: the name is patched in afterwards, as a hostile tool would write it.
+    const traversal = await archiveOf({ 'ok.jpg': jpeg(1), 'zz/evil.jpg': jpeg(2) });
+    for (let at = traversal.indexOf('zz/evil.jpg'); at >= 0; at = traversal.indexOf('zz/evil.jpg', at))
+      traversal.write('..', at, 'latin1');
     await expect(createBatch(t.deps, owner, upload(traversal))).rejects.toThrow(BadRequestError);
     await expect(createBatch(t.deps, owner, upload(Buffer.from('not a zip')))).rejects.toThrow(
       UnsupportedMediaTypeError,
@@ -298,22 +324,39 @@ describe('createBatch', () => {
     expect(t.balance().available).toBe(100);
   });
 
-  it('refuses an archive without photos (400) and an account that cannot pay one item (402)', async () => {
+  it('refuses an archive without files (400) and an account that cannot pay one item (402); one without photos completes with every entry skipped', async () => {
     const t = setup(4);
-    const text = { bytes: await archiveOf({ 'a.txt': Buffer.from('x') }), filename: null, contentType: null };
+    const file = (bytes: Buffer) => ({
+      kind: 'file' as const,
+      file: { bytes, filename: null, contentType: null },
+    });
     await expect(
       createBatch(t.deps, owner, { archive: await photos(2), operation: 'plate', requested: {} }),
     ).rejects.toThrow(InsufficientCreditsError);
     const rich = setup(10);
+    const empty = await archiveOf({ '.DS_Store': Buffer.from('x') });
     await expect(
-      createBatch(rich.deps, owner, { archive: text, operation: 'plate', requested: {} }),
-    ).rejects.toThrow(/no JPG, PNG or WEBP photo/);
+      createBatch(rich.deps, owner, { archive: file(empty), operation: 'plate', requested: {} }),
+    ).rejects.toThrow(BadRequestError);
+    const text = await archiveOf({ 'a.txt': Buffer.from('x') });
+    const { batch } = await createBatch(rich.deps, owner, {
+      archive: file(text),
+      operation: 'plate',
+      requested: {},
+    });
+    expect(batch).toMatchObject({ status: 'completed', total: 1, skipped: 1, queue: [] });
+    expect(rich.finished.map((b) => b.id)).toEqual([batch.id]);
+    expect(rich.balance().available).toBe(10);
   });
 
   it('parses the form: analyze is refused, the archive is required, plate_color names are resolved', () => {
     const archive = { bytes: Buffer.alloc(1), filename: null, contentType: null };
     expect(() => parseBatchRequest({ mode: 'analyze' }, { archive })).toThrow(/analyze is not accepted/);
     expect(() => parseBatchRequest({}, {})).toThrow(/archive/);
+    expect(() => parseBatchRequest({ upload_id: 'upl_x' }, { archive })).toThrow(/exactly one/);
+    expect(parseBatchRequest({ upload_id: 'upl_x' }, {})).toMatchObject({
+      archive: { kind: 'upload', uploadId: 'upl_x' },
+    });
     expect(parseBatchRequest({ mode: '', plate_color: 'white' }, { archive })).toMatchObject({
       operation: 'plate',
       requested: { plateColor: '#ffffff' },
@@ -500,7 +543,7 @@ describe('the Batch resource', () => {
     const t = setup(100);
     const archive = await archiveOf({ 'a/p.jpg': jpeg(1), 'notes.txt': Buffer.from('x') });
     const { batch, items } = await createBatch(t.deps, owner, {
-      archive: { bytes: archive, filename: 'x.zip', contentType: null },
+      archive: { kind: 'file', file: { bytes: archive, filename: 'x.zip', contentType: null } },
       operation: 'plate',
       requested: {},
     });
@@ -561,28 +604,34 @@ describe('downloadBatch', () => {
       'readme.txt': Buffer.from('hi'),
     });
     const { batch } = await createBatch(t.deps, owner, {
-      archive: { bytes: archive, filename: null, contentType: null },
+      archive: { kind: 'file', file: { bytes: archive, filename: null, contentType: null } },
       operation: 'plate',
       requested: {},
     });
     await t.runStarted((name) => (name === 'rear/car2.png' ? 'failure' : 'success'));
-    const { url, key } = await downloadBatch(t.deps, owner, batch.id, { partial: false });
+    const answer = await downloadBatch(t.deps, owner, batch.id, { partial: false });
+    if (!answer.ready) throw new Error('the download was built inside the start call');
+    const { url, key } = answer;
     expect(url).toContain(key);
     const stored = t.objects.objects.get(key)!;
     expect(stored).toMatchObject({
       contentType: 'application/zip',
       disposition: `attachment; filename="${batch.id}.zip"`,
     });
-    const listing = listZip(stored.body);
+    const opened = await openZipBuffer(stored.body, DEFAULT_ZIP_LIMITS);
+    const listing = opened.listing;
     expect(listing.files.map((entry) => entry.name)).toEqual([
       'front/car1.jpg',
       'front/car1-2.jpg',
       'manifest.json',
     ]);
-    const budget = zipBudget({ ...(await import('#core/archive/zip-reader.ts')).DEFAULT_ZIP_LIMITS });
-    const files = Object.fromEntries(
-      listing.files.map((entry) => [entry.name, readZipEntry(stored.body, entry, budget)]),
-    );
+    const budget = zipBudget(DEFAULT_ZIP_LIMITS);
+    const files: Record<string, Buffer> = {};
+    for (const entry of listing.files) {
+      const chunks: Buffer[] = [];
+      for await (const chunk of opened.entry(entry, budget)) chunks.push(chunk);
+      files[entry.name] = Buffer.concat(chunks);
+    }
     expect(files['front/car1.jpg']!.equals(jpeg(99))).toBe(true);
     const manifest = JSON.parse(files['manifest.json']!.toString());
     const { batch: read, items } = await readBatch(t.deps, owner, batch.id);
@@ -604,7 +653,7 @@ describe('downloadBatch', () => {
     );
     // The same state is built once.
     const again = await downloadBatch(t.deps, owner, batch.id, { partial: false });
-    expect(again.key).toBe(key);
+    expect(again).toMatchObject({ ready: true, key });
   });
 });
 

@@ -23,6 +23,9 @@ export function memoryBatches(store: Store, maxInFlight = 20) {
       for (const item of list) items.set(itemKey(batch.id, item.index), copy(item));
       batches.set(batch.id, copy(batch));
     },
+    async putItems(list) {
+      for (const item of list) items.set(itemKey(item.batchId, item.index), copy(item));
+    },
     async get(batchId) {
       const batch = batches.get(batchId);
       return batch ? copy(batch) : null;

@@ -1,0 +1,39 @@
+import { batchDeps } from '#aws/batch-wiring.ts';
+import type { JobError } from '#core/jobs/job.ts';
+import type { ArchiveTask } from '#core/ports.ts';
+import { buildDownload } from '#core/use-cases/download-batch.ts';
+import { failUnpacking, unpackBatch } from '#core/use-cases/unpack-batch.ts';
+
+/** The archive workflow's failure path: `failure` is what the Catch put there ({Error, Cause}). */
+type ArchiveEvent =
+  | ArchiveTask
+  | (ArchiveTask & { failed: true; failure?: { Error?: string; Cause?: string } });
+
+/** The archive workflow's task: unpack a new batch's archive, or build a batch's download. */
+export const handler = async (event: ArchiveEvent): Promise<{ batchId: string; status: string | null }> => {
+  const deps = batchDeps();
+  if ('failed' in event) {
+    if (event.task !== 'unpack') return { batchId: event.batchId, status: null };
+    const batch = await failUnpacking(deps, event.batchId, failureOf(event.failure));
+    return { batchId: event.batchId, status: batch?.status ?? null };
+  }
+  if (event.task === 'unpack') {
+    const batch = await unpackBatch({ ...deps, maxSourceBytes: deps.maxPhotoBytes }, event.batchId);
+    return { batchId: event.batchId, status: batch?.status ?? null };
+  }
+  await buildDownload(deps, event.batchId);
+  return { batchId: event.batchId, status: 'built' };
+};
+
+/** The error a Lambda failure carries ({errorType, errorMessage} in Cause), as the batch records it. */
+function failureOf(failure: { Error?: string; Cause?: string } | undefined): JobError {
+  try {
+    const cause = JSON.parse(failure?.Cause ?? '') as { errorMessage?: string };
+    const code = /^(BadRequest|UnsupportedMediaType|PayloadTooLarge)Error$/.test(failure?.Error ?? '')
+      ? { BadRequestError: 400, UnsupportedMediaTypeError: 415, PayloadTooLargeError: 413 }[failure!.Error!]!
+      : 500;
+    return { code, message: code === 500 ? 'The archive could not be unpacked' : String(cause.errorMessage) };
+  } catch {
+    return { code: 500, message: 'The archive could not be unpacked' };
+  }
+}
