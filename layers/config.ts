@@ -52,8 +52,6 @@ const ConfigSchema = z.object({
     .int()
     .positive()
     .default(40 * 1024 * 1024),
-  /** Largest decoded photo, in pixels (width × height), whichever way it arrives. */
-  MAX_PHOTO_PIXELS: z.coerce.number().int().positive().default(100_000_000),
   /** Largest batch archive sent by direct upload. */
   MAX_ARCHIVE_BYTES: z.coerce
     .number()

@@ -41,6 +41,7 @@ export const routes: readonly RouteEntry[] = [
   route('GET', '/jobs/{job_id}/deliveries', 'list-deliveries'),
   route('POST', '/jobs/{job_id}/deliveries/redeliver', 'redeliver-webhook'),
   route('GET', '/results/{job_id}/{name}', 'get-result'),
+  route('POST', '/uploads', 'create-upload'),
   route('POST', '/assets', 'create-asset'),
   route('GET', '/files', 'list-files'),
   route('DELETE', '/files/{file_id}', 'delete-file'),
@@ -150,6 +151,8 @@ export const bucketPrefixes = {
   batches: { prefix: 'batches/', expireDays: 30 },
   /** Results kept by content hash so a repeated photo is not inferred again (`inference_cached`). */
   cache: { prefix: 'cache/', expireDays: 30 },
+  /** Direct uploads (POST /uploads): usable for 24 hours, so two days is plenty. */
+  uploads: { prefix: 'uploads/', expireDays: 2 },
   /** Backgrounds stored on API keys (spec 2.1): kept as long as the key, so no expiry rule. */
   keys: { prefix: 'keys/', expireDays: null },
 } as const;

@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import type http from 'node:http';
+import http from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -35,9 +35,11 @@ export async function startLocalS3(opts: {
     if (!opts.dataDir) await rm(directory, { recursive: true, force: true });
     throw err;
   });
+  const front = await signatureCheckingFront(port);
   return {
-    endpoint: `http://127.0.0.1:${port}`,
+    endpoint: front.endpoint,
     async close() {
+      await front.close();
       const closed = server.close();
       server.httpServer?.closeIdleConnections();
       await closed;
@@ -84,4 +86,127 @@ function singleDesWorks(): boolean {
   } catch {
     return false;
   }
+}
+
+/** The stand-ins' one key pair (layers/aws/clients.ts): what a presigned URL must be signed with. */
+const SECRETS: Record<string, string> = { S3RVER: 'S3RVER' };
+
+/**
+ * s3rver checks a presigned URL's expiry but not its Signature V4 (its V4 support computes nothing),
+ * so a URL with another content type, length or key would pass locally and fail in AWS. This front
+ * checks every query-signed request as S3 does (the canonical request over the signed headers, the
+ * key derived from the secret, scope and date, expiry) and answers S3's 403 XML when it does not
+ * match; everything else, and the bodies, stream through to s3rver unchanged.
+ */
+async function signatureCheckingFront(target: number): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const agent = new http.Agent({ keepAlive: true });
+  const server = http.createServer((req, res) => {
+    const refusal = checkPresigned(req);
+    if (refusal) {
+      req.resume();
+      res.writeHead(403, { 'content-type': 'application/xml' });
+      res.end(
+        `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error>`,
+      );
+      return;
+    }
+    const upstream = http.request(
+      { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.destroy());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      agent.destroy();
+      await closed;
+    },
+  };
+}
+
+const rfc3986 = (value: string): string =>
+  encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+
+function checkPresigned(req: http.IncomingMessage): { code: string; message: string } | null {
+  const url = req.url ?? '/';
+  const queryAt = url.indexOf('?');
+  if (queryAt < 0 || !/[?&]X-Amz-Signature=/.test(url)) return null;
+  const path = url.slice(0, queryAt);
+  const pairs = url
+    .slice(queryAt + 1)
+    .split('&')
+    .filter(Boolean)
+    .map((pair) => {
+      const at = pair.indexOf('=');
+      const decode = (v: string) => decodeURIComponent(v.replace(/\+/g, ' '));
+      return at < 0 ? [decode(pair), ''] : [decode(pair.slice(0, at)), decode(pair.slice(at + 1))];
+    }) as Array<[string, string]>;
+  const query = Object.fromEntries(pairs);
+  const mismatch = {
+    code: 'SignatureDoesNotMatch',
+    message: 'The request signature we calculated does not match the signature you provided.',
+  };
+  if (query['X-Amz-Algorithm'] !== 'AWS4-HMAC-SHA256') return mismatch;
+  const [accessKeyId, date, region, service, terminal] = String(query['X-Amz-Credential']).split('/');
+  const secret = SECRETS[accessKeyId ?? ''];
+  if (!secret || !date || !region || !service || terminal !== 'aws4_request') {
+    return {
+      code: 'InvalidAccessKeyId',
+      message: 'The AWS Access Key Id you provided does not exist in our records.',
+    };
+  }
+  const amzDate = String(query['X-Amz-Date']);
+  const signedAt = Date.parse(
+    amzDate.replace(/^(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})Z$/, '$1-$2-$3T$4:$5:$6Z'),
+  );
+  const expires = Number(query['X-Amz-Expires']);
+  if (!Number.isFinite(signedAt) || !(expires > 0) || Date.now() > signedAt + expires * 1000) {
+    return { code: 'AccessDenied', message: 'Request has expired' };
+  }
+  const signedHeaders = String(query['X-Amz-SignedHeaders']).split(';');
+  const canonicalHeaders = signedHeaders
+    .map(
+      (name) =>
+        `${name}:${String(req.headers[name] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
+    .join('');
+  const canonicalQuery = pairs
+    .filter(([key]) => key !== 'X-Amz-Signature')
+    .map(([key, value]) => [rfc3986(key), rfc3986(value)])
+    .sort(([a], [b]) => (a! < b! ? -1 : a! > b! ? 1 : 0))
+    .map(([key, value]) => `${key}=${value}`)
+    .join('&');
+  const canonicalRequest = [
+    req.method,
+    path,
+    canonicalQuery,
+    canonicalHeaders,
+    signedHeaders.join(';'),
+    query['X-Amz-Content-Sha256'] ?? 'UNSIGNED-PAYLOAD',
+  ].join('\n');
+  const scope = `${date}/${region}/${service}/aws4_request`;
+  const stringToSign = [
+    'AWS4-HMAC-SHA256',
+    amzDate,
+    scope,
+    crypto.createHash('sha256').update(canonicalRequest).digest('hex'),
+  ].join('\n');
+  const hmac = (key: crypto.BinaryLike, data: string) =>
+    crypto.createHmac('sha256', key).update(data).digest();
+  const key = hmac(hmac(hmac(hmac(`AWS4${secret}`, date), region), service), 'aws4_request');
+  const expected = hmac(key, stringToSign).toString('hex');
+  const given = String(query['X-Amz-Signature']);
+  const same =
+    given.length === expected.length && crypto.timingSafeEqual(Buffer.from(given), Buffer.from(expected));
+  return same ? null : mismatch;
 }

@@ -17,6 +17,7 @@ export const keys = {
     pk: { S: `BATCH#${batchId}` },
     sk: { S: `ITEM#${index.toString().padStart(6, '0')}` },
   }),
+  upload: (uploadId: string) => ({ pk: { S: `UPLOAD#${uploadId}` }, sk: { S: 'UPLOAD' } }),
   idempotency: (scope: string, key: string) => ({
     pk: { S: `IDEMPOTENCY#${scope}#${key}` },
     sk: { S: 'IDEMPOTENCY' },

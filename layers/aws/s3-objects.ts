@@ -13,12 +13,12 @@ import {
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { NotFoundError } from '#core/errors.ts';
-import type { ObjectStore, ObjectStreams } from '#core/ports.ts';
+import type { ObjectStore, ObjectStreams, UploadTargets } from '#core/ports.ts';
 
 /** Parts of a streamed upload; S3 wants at least 5 MiB for every part but the last. */
 export const PART_BYTES = 8 * 1024 * 1024;
 
-export function s3Objects(client: S3Client, bucket: string): ObjectStore & ObjectStreams {
+export function s3Objects(client: S3Client, bucket: string): ObjectStore & ObjectStreams & UploadTargets {
   return {
     async put(key, body, contentType) {
       await client.send(
@@ -41,6 +41,29 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
       return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
         expiresIn: expiresInSeconds,
       });
+    },
+
+    presignPut(key, object, expiresInSeconds) {
+      return getSignedUrl(
+        client,
+        new PutObjectCommand({
+          Bucket: bucket,
+          Key: key,
+          ContentType: object.contentType,
+          ContentLength: object.bytes,
+        }),
+        // Signed, not hoisted into the query: S3 then refuses a PUT of any other type or length.
+        { expiresIn: expiresInSeconds, signableHeaders: new Set(['content-type', 'content-length']) },
+      );
+    },
+    async sizeOf(key) {
+      try {
+        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
+        return head.ContentLength ?? 0;
+      } catch (error) {
+        if (error instanceof NotFound || error instanceof NoSuchKey) return null;
+        throw error;
+      }
     },
 
     async getStream(key) {

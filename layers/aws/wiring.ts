@@ -1,5 +1,7 @@
 import { config } from '#config';
+import type { Caller } from '#core/keys/caller.ts';
 import type { ArchiveTask, Clock } from '#core/ports.ts';
+import { openUpload } from '#core/use-cases/uploads.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { awsClients } from './clients.ts';
@@ -9,6 +11,7 @@ import { dynamodbDeliveries } from './dynamodb-deliveries.ts';
 import { dynamodbAssets, dynamodbFiles } from './dynamodb-files.ts';
 import { dynamodbGuests } from './dynamodb-guests.ts';
 import { dynamodbJobs } from './dynamodb-jobs.ts';
+import { dynamodbUploads } from './dynamodb-uploads.ts';
 import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
 import { eventbridgeEvents } from './eventbridge-events.ts';
 import { s3Objects } from './s3-objects.ts';
@@ -23,6 +26,8 @@ export function wiring() {
   const clients = awsClients(cfg);
   const keys = dynamodbApiKeys(clients.dynamodb, cfg.TABLE_NAME);
   const accounts = dynamodbAccounts(clients.dynamodb, cfg.TABLE_NAME);
+  const uploads = dynamodbUploads(clients.dynamodb, cfg.TABLE_NAME);
+  const objects = s3Objects(clients.s3, cfg.BUCKET_NAME);
   return {
     config: cfg,
     clock: systemClock,
@@ -37,7 +42,7 @@ export function wiring() {
       guestTrialCredits: cfg.GUEST_TRIAL_CREDITS,
       guestSessionsPerAddressPerDay: cfg.GUEST_SESSIONS_PER_ADDRESS_PER_DAY,
     },
-    objects: s3Objects(clients.s3, cfg.BUCKET_NAME),
+    objects,
     assets: dynamodbAssets(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
     files: dynamodbFiles(clients.dynamodb, cfg.TABLE_NAME, () => systemClock.now()),
     batches: dynamodbBatches(
@@ -55,8 +60,13 @@ export function wiring() {
         return sfnArchiveWorkflow(clients.sfn, cfg.ARCHIVE_STATE_MACHINE_ARN).start(name, task);
       },
     },
+    uploads,
+    /** A batch's `upload_id`: a completed archive upload of the caller. */
+    openUpload: async (caller: Caller, uploadId: string, kind: 'archive') => {
+      const upload = await openUpload({ uploads, objects, clock: systemClock }, caller, uploadId, kind);
+      return { key: upload.key, bytes: upload.bytes, filename: upload.filename };
+    },
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
-    maxPhotoPixels: cfg.MAX_PHOTO_PIXELS,
     maxArchiveBytes: cfg.MAX_ARCHIVE_BYTES,
     workflow: {
       start: (jobId: string, attempt: number) => {

@@ -7,6 +7,7 @@ import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
+import type { Upload } from './uploads/upload.ts';
 import type { Delivery, DeliveryAttempt, WebhookEventName } from './webhooks/delivery.ts';
 import type { WebhookSecret } from './webhooks/signature.ts';
 
@@ -278,4 +279,26 @@ export interface ArchiveWorkflow {
    * @returns the state of the execution of that name, new or old.
    */
   start(name: string, task: ArchiveTask): Promise<'running' | 'succeeded' | 'failed'>;
+}
+
+/** Direct uploads (POST /uploads) and their records. */
+export interface UploadRepository {
+  insert(upload: Upload): Promise<void>;
+  /** The upload, also when expired (the use case answers 410); null when unknown or long forgotten. */
+  get(uploadId: string): Promise<Upload | null>;
+}
+
+/** Where clients send files themselves, and what arrived there. */
+export interface UploadTargets {
+  /**
+   * A time-limited URL that lets anyone holding it PUT one object of exactly this type and size under
+   * `key` (both are signed: storage refuses anything else).
+   */
+  presignPut(
+    key: string,
+    object: { contentType: string; bytes: number },
+    expiresInSeconds: number,
+  ): Promise<string>;
+  /** The stored object's size, or null when nothing is stored under `key`. */
+  sizeOf(key: string): Promise<number | null>;
 }

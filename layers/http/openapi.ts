@@ -76,7 +76,9 @@ const ERRORS = {
       'bytes (limit: inline body): Lambda takes an event of at most 6 MB, in which API Gateway carries a ' +
       'binary body base64-encoded, so (6 MiB − 64 KiB for the rest of the event) × 3/4; the local server ' +
       'reads the rest of a larger body before answering, so the client sees the 413. Larger photos go ' +
-      'through `url`, which takes up to 20 MB. An image at `url` over 20 MB is also 413.',
+      'through POST /uploads (up to 40 MB) or `url` (up to 20 MB), archives through POST /uploads (up to ' +
+      '2 GB). Also 413: an image over 64 megapixels, an image at `url` over 20 MB, a declared upload over ' +
+      'its limit, an archive past a limit.',
   },
   415: {
     name: 'UnsupportedMediaType',
@@ -141,6 +143,7 @@ const TAGS = [
   { name: 'Assets', description: 'Reusable source images.' },
   { name: 'Files', description: 'The caller’s stored files.' },
   { name: 'Batches', description: 'ZIP archives processed as one batch.' },
+  { name: 'Uploads', description: 'Direct uploads to storage, for files over the request size limit.' },
   { name: 'Legacy', description: 'Routes kept compatible for older clients.' },
   { name: 'Account', description: 'Credit balance and the key’s default webhook.' },
   {
@@ -291,6 +294,23 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     },
     errors: [404, 500],
   },
+  'POST /uploads': {
+    operationId: 'createUpload',
+    summary: 'Open a direct upload (photos over the request limit, archives up to 2 GB)',
+    description:
+      'Needs an account key. Answers a presigned storage URL: PUT the file there yourself (plain HTTP, ' +
+      'no key), with the `content-type` header given and exactly `size` bytes; storage refuses any other ' +
+      'type or length (403). Then name the file as `upload_id` in POST /jobs, /process, /analyze, /assets ' +
+      '(photos) or /batches (ZIP archives), JSON or form. An upload may be used by any number of requests ' +
+      'of its owner for 24 hours (then 410); another owner’s is 404; one not yet PUT is 409; one whose ' +
+      'stored size differs from `size` is 400; bytes that are not an image (or not a ZIP for batches) are ' +
+      '415. Nothing is charged for an upload or for a refused use of it. Limits: photos 40 MB and 100 ' +
+      'megapixels, archives 2 GB (413 over).',
+    tag: 'Uploads',
+    auth: 'key',
+    body: { 'application/json': 'UploadRequest', 'application/x-www-form-urlencoded': 'UploadRequest' },
+    responses: { 201: json('UploadCreated', 'Upload opened: PUT the file to `url`.') },
+  },
   'POST /assets': {
     operationId: 'createAsset',
     summary: 'Upload a reusable image',
@@ -330,7 +350,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       'total uncompressed size, compression ratio).',
     tag: 'Batches',
     auth: 'key',
-    body: { 'multipart/form-data': 'BatchForm' },
+    body: { 'multipart/form-data': 'BatchForm', 'application/json': 'BatchInput' },
     responses: {
       202: json('BatchCreated', 'Accepted: the batch is processing.', {
         headers: location('Path of the batch.'),
@@ -366,7 +386,8 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     description:
       'Answers 302 to a storage link (15 minutes) of an `application/zip` archive: a client that follows ' +
       'redirects receives the ZIP with 200. API Gateway and Lambda cannot send large bodies themselves, so ' +
-      'the archive is streamed into storage once per state of the batch and served from there. It holds ' +
+      'the archive is streamed into storage once per state of the batch, by a workflow step (202 with ' +
+      '`Retry-After` until it is ready; 500 when building it failed), and served from there. It holds ' +
       'each succeeded photo’s result under the photo’s own path, with the result’s extension, and ' +
       '`manifest.json` (every item: status, output names, error). 409 while the batch is processing or ' +
       'paused (unless `partial=true`) and while no photo has succeeded.',
@@ -374,6 +395,14 @@ export const OPERATIONS: Record<string, OperationSpec> = {
     auth: 'key',
     query: downloadBatchQuery,
     responses: {
+      202: {
+        description:
+          'The archive of this state of the batch is being built by a workflow step: ask again after ' +
+          '`Retry-After` seconds. Body `{status: "building", retry_after, batch_id}`.',
+        headers: {
+          'Retry-After': { description: 'Seconds to wait before asking again.', schema: { type: 'integer' } },
+        },
+      },
       302: {
         description: 'Redirect to the ZIP archive.',
         headers: location('Presigned storage link to the archive, valid 15 minutes.'),

@@ -64,6 +64,10 @@ const JobInput = JobInputSchema.extend({
       'it; a URL that cannot be fetched is a 400.',
   ),
   asset_id: JobInputSchema.shape.asset_id.describe('Id of an asset uploaded earlier with POST /assets.'),
+  upload_id: JobInputSchema.shape.upload_id.describe(
+    'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
+      '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
+  ),
   background: JobInputSchema.shape.background.describe(
     'Background preset. `background_file` takes priority over it; without either, the key’s stored ' +
       'background is used, then `studio`.',
@@ -97,7 +101,7 @@ const JobInput = JobInputSchema.extend({
     'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
   ),
 }).describe(
-  'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url` or `asset_id`. ' +
+  'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url`, `asset_id` or `upload_id`. ' +
     'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
 );
 
@@ -135,14 +139,20 @@ const BatchForm = z
     archive: z
       .file()
       .mime(['application/zip'])
+      .optional()
       .describe(
         'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
-          '1000 files, 50 MB per file and 500 MB in all once inflated, no entry more than 100 times its ' +
-          'compressed size (above 1 MB); stored or deflated entries, no ZIP64. Entries named with `..`, an ' +
+          '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
+          'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
           'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
-          '`__MACOSX/` and dotfiles are ignored; other files, nested archives and unreadable entries become ' +
-          'skipped items. The request itself is limited as every request (413 over 6 MB).',
+          '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
+          'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
+          'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
       ),
+    upload_id: z
+      .string()
+      .optional()
+      .describe('Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.'),
     mode: z
       .enum(BATCH_OPERATIONS)
       .default('plate')
@@ -157,6 +167,32 @@ const BatchForm = z
     'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
       'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
   );
+
+const BatchInput = BatchForm.omit({ archive: true })
+  .extend({
+    upload_id: z.string().describe('Id of a completed direct upload of a ZIP archive (POST /uploads).'),
+  })
+  .describe('A batch of an archive sent by direct upload (POST /uploads), as JSON.');
+
+const UploadRequest = z
+  .object({
+    content_type: z
+      .enum(['image/jpeg', 'image/png', 'image/webp', 'application/zip', 'application/x-zip-compressed'])
+      .describe('Type of the file; the PUT must send exactly this `Content-Type` (it is signed).'),
+    filename: z
+      .string()
+      .max(1024)
+      .optional()
+      .describe('The file’s name, kept as the source’s original name.'),
+    size: z
+      .int()
+      .positive()
+      .describe(
+        'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
+          '40 MB for a photo, 2 GB for an archive (413 over).',
+      ),
+  })
+  .describe('A direct upload to open (POST /uploads), as JSON or as a form.');
 
 const WebhookUpdate = z
   .object({
@@ -177,6 +213,8 @@ export const requestSchemas = {
   LegacyProcessForm,
   LegacyAnalyzeForm,
   BatchForm,
+  BatchInput,
+  UploadRequest,
   WebhookUpdate,
 };
 
@@ -477,6 +515,26 @@ const Batch = z
       .describe('The batch, its control actions (POST) and its download.'),
   })
   .describe('A batch (spec 2.7): the photos of one ZIP archive, each processed as an ordinary job.');
+const UploadCreated = z
+  .object({
+    upload_id: z
+      .string()
+      .describe('`upl_` and 24 random characters; name it as `upload_id` once the PUT is done.'),
+    url: z
+      .string()
+      .describe('Presigned storage URL: send the file there, once, with `method` and `headers`.'),
+    method: z.literal('PUT'),
+    headers: z
+      .object({ 'content-type': z.string() })
+      .describe('Headers the PUT must carry; Content-Length must be `max_bytes` (both are signed).'),
+    max_bytes: z.int().describe('The declared size: the PUT must send exactly this many bytes.'),
+    expires_at: timestamp.describe('The URL works until then (1 hour).'),
+    usable_until: timestamp.describe(
+      'The upload can be named as `upload_id` until then (24 hours), by any number of requests; then 410.',
+    ),
+  })
+  .describe('A direct upload: where to PUT the file, and the id to name it by afterwards.');
+
 const BatchCreated = z
   .object({
     batch: Batch,
@@ -607,6 +665,7 @@ export const responseSchemas = {
   BatchItem,
   BatchCreated,
   BatchEnvelope,
+  UploadCreated,
   Quota,
   WebhookSetting,
   DeliveryAttempt,
@@ -675,3 +734,5 @@ export const idempotencyKey = z
       'key is 409. Keys are scoped to the calling key and remembered 24 hours. "Identical" means the same ' +
       'route, mode, parameters and source (uploads are compared by content hash).',
   );
+
+export { UploadCreated, UploadRequest };

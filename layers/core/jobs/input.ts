@@ -16,6 +16,7 @@ export const JobInputSchema = z.object({
   mode: z.enum(OPERATIONS).default('plate'),
   url: httpUrl.optional(),
   asset_id: z.string().min(1).max(100).optional(),
+  upload_id: z.string().min(1).max(100).optional(),
   background: z.enum(BACKGROUND_PRESETS).optional(),
   plate_color: z.string().transform(normalizePlateColor).optional(),
   plate_smoothing: booleanish('plate_smoothing').optional(),
@@ -33,7 +34,8 @@ export interface UploadedFile {
 export type SourceSpec =
   | { kind: 'file'; file: UploadedFile }
   | { kind: 'url'; url: string }
-  | { kind: 'asset'; assetId: string };
+  | { kind: 'asset'; assetId: string }
+  | { kind: 'upload'; uploadId: string };
 
 export interface JobRequest {
   operation: Operation;
@@ -63,14 +65,17 @@ export function parseJobRequest(
     throw new BadRequestError(`mode must be one of ${allowedModes.join(', ')} on this route`);
   }
   const file = files.file;
-  const sources = [file, input.url, input.asset_id].filter((value) => value !== undefined);
-  if (sources.length === 0) throw new BadRequestError('Send the source image as file, url or asset_id');
-  if (sources.length > 1) throw new BadRequestError('Send exactly one of file, url or asset_id');
+  const sources = [file, input.url, input.asset_id, input.upload_id].filter((value) => value !== undefined);
+  if (sources.length === 0)
+    throw new BadRequestError('Send the source image as file, url, asset_id or upload_id');
+  if (sources.length > 1) throw new BadRequestError('Send exactly one of file, url, asset_id or upload_id');
   const source: SourceSpec = file
     ? { kind: 'file', file }
     : input.url
       ? { kind: 'url', url: input.url }
-      : { kind: 'asset', assetId: input.asset_id! };
+      : input.upload_id
+        ? { kind: 'upload', uploadId: input.upload_id }
+        : { kind: 'asset', assetId: input.asset_id! };
   return {
     operation: input.mode,
     source,

@@ -12,8 +12,16 @@ import {
 } from '../files/assets.ts';
 import type { SourceSpec, UploadedFile } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
-import type { AssetRepository, Clock, FileRepository, ObjectStore } from '../ports.ts';
-import { checkImage } from './create-job.ts';
+import type {
+  AssetRepository,
+  Clock,
+  FileRepository,
+  ObjectStore,
+  UploadRepository,
+  UploadTargets,
+} from '../ports.ts';
+import { type CheckedImage, checkImage } from './create-job.ts';
+import { readUploadedPhoto } from './uploads.ts';
 
 export interface CreateAssetDeps {
   assets: AssetRepository;
@@ -23,6 +31,9 @@ export interface CreateAssetDeps {
   /** Download a source image from a caller-supplied URL, enforcing the outbound rules. */
   fetchSource(url: string): Promise<UploadedFile>;
   maxSourceBytes: number;
+  /** `upload_id` sources; without them it is refused. */
+  uploads?: UploadRepository;
+  maxPhotoBytes?: number;
 }
 
 /**
@@ -33,13 +44,30 @@ export interface CreateAssetDeps {
  * 4. Record the asset and its File in one write; both expire 7 days after creation.
  */
 export async function createAsset(deps: CreateAssetDeps, caller: Caller, source: SourceSpec): Promise<Asset> {
-  if (source.kind === 'asset') throw new BadRequestError('Send the image as file or url, not asset_id');
-  const image =
-    source.kind === 'file'
-      ? checkImage(deps, source.file, 'file')
-      : checkImage(deps, await deps.fetchSource(source.url), 'url');
+  if (source.kind === 'asset')
+    throw new BadRequestError('Send the image as file, url or upload_id, not asset_id');
+  let image: CheckedImage;
+  if (source.kind === 'upload') {
+    if (!deps.uploads) throw new BadRequestError('upload_id is not accepted here');
+    const objects = deps.objects as ObjectStore & UploadTargets;
+    const file = await readUploadedPhoto(
+      { ...deps, uploads: deps.uploads, objects },
+      caller,
+      source.uploadId,
+    );
+    image = checkImage(
+      { maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes },
+      file,
+      'upload_id',
+    );
+  } else {
+    image =
+      source.kind === 'file'
+        ? checkImage(deps, source.file, 'file')
+        : checkImage(deps, await deps.fetchSource(source.url), 'url');
+  }
   // The caller's URL, not a redirect target: that is the name they know the image by.
-  const given = source.kind === 'file' ? cleanOriginalName(source.file.filename) : nameFromUrl(source.url);
+  const given = source.kind === 'url' ? nameFromUrl(source.url) : cleanOriginalName(image.file.filename);
   const originalName = originalNameOr(given, image.type);
 
   const now = deps.clock.now();

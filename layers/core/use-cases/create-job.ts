@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
 import {
   InsufficientCreditsError,
+  BadRequestError,
   PayloadTooLargeError,
   TransientError,
   UnsupportedMediaTypeError,
@@ -21,9 +22,12 @@ import type {
   Clock,
   JobRepository,
   ObjectStore,
+  UploadRepository,
+  UploadTargets,
   WorkflowStarter,
 } from '../ports.ts';
 import { startOrFail } from './control-job.ts';
+import { readUploadedPhoto } from './uploads.ts';
 
 export interface CreateJobDeps {
   jobs: JobRepository;
@@ -36,6 +40,10 @@ export interface CreateJobDeps {
   maxSourceBytes: number;
   /** Where `asset_id` sources are looked up. */
   assets: AssetRepository;
+  /** Where `upload_id` sources are looked up; without them `upload_id` is refused. */
+  uploads?: UploadRepository;
+  /** Largest photo by upload. */
+  maxPhotoBytes?: number;
 }
 
 export interface CreateJobResult {
@@ -172,6 +180,21 @@ export function checkImage(
   return { file, type, sha256: sha256(file.bytes) };
 }
 
+/** An `upload_id` source: a completed photo upload of the caller, under the photo limits of uploads. */
+export async function uploadedImage(
+  deps: CreateJobDeps & { objects: ObjectStore & UploadTargets },
+  caller: Caller,
+  uploadId: string,
+): Promise<CheckedImage> {
+  if (!deps.uploads) throw new BadRequestError('upload_id is not accepted here');
+  const file = await readUploadedPhoto(
+    { uploads: deps.uploads, objects: deps.objects, clock: deps.clock },
+    caller,
+    uploadId,
+  );
+  return checkImage({ maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes }, file, 'upload_id');
+}
+
 async function loadSource(deps: CreateJobDeps, caller: Caller, request: JobRequest): Promise<CheckedImage> {
   switch (request.source.kind) {
     case 'file':
@@ -181,6 +204,13 @@ async function loadSource(deps: CreateJobDeps, caller: Caller, request: JobReque
     case 'asset':
       // A copy becomes the job's own source, so deleting the asset later cannot break a queued job.
       return checkImage(deps, await openAsset(deps, caller, request.source.assetId), 'asset_id');
+    case 'upload':
+      // A copy too: the upload may be used again, and expires on its own schedule.
+      return uploadedImage(
+        deps as CreateJobDeps & { objects: ObjectStore & UploadTargets },
+        caller,
+        request.source.uploadId,
+      );
   }
 }
 

@@ -10,6 +10,7 @@ import {
 import type { Batch, BatchItem } from '../batches/batch.ts';
 import { PayloadTooLargeError, ServiceError } from '../errors.ts';
 import { storageName } from '../files/assets.ts';
+import { imageProblem } from '../image-limits.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
 import type { JobError } from '../jobs/job.ts';
 import type { ArchiveReader, ObjectStore, OpenedArchive } from '../ports.ts';
@@ -45,7 +46,7 @@ type Classified =
  */
 export async function unpackBatch(deps: UnpackDeps, batchId: string): Promise<Batch | null> {
   const batch = await deps.batches.get(batchId);
-  if (!batch || batch.status !== 'unpacking' || !batch.archive.key) return batch;
+  if (batch?.status !== 'unpacking' || !batch.archive.key) return batch;
   const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;
   const archive = await deps.archives.open(batch.archive.key, limits);
   const items: BatchItem[] = [];
@@ -86,7 +87,7 @@ export async function unpackBatch(deps: UnpackDeps, batchId: string): Promise<Ba
   const photos = items.filter((item) => item.source).map((item) => item.index);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const current = attempt === 0 ? batch : await deps.batches.get(batchId);
-    if (!current || current.status !== 'unpacking') return current;
+    if (current?.status !== 'unpacking') return current;
     const now = deps.clock.now().toISOString();
     const unpacked: Batch = {
       ...current,
@@ -120,7 +121,7 @@ export async function failUnpacking(
 ): Promise<Batch | null> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const batch = await deps.batches.get(batchId);
-    if (!batch || batch.status !== 'unpacking') return batch;
+    if (batch?.status !== 'unpacking') return batch;
     const now = deps.clock.now().toISOString();
     const failed: Batch = {
       ...batch,
@@ -181,6 +182,8 @@ async function classify(
   const bytes = Buffer.concat(chunks);
   type ??= sniffImageType(bytes);
   if (!type) return skip(415, 'Not a JPG, PNG or WEBP image');
+  const problem = imageProblem(bytes, 'The photo');
+  if (problem) return skip(problem.code, problem.message);
   await deps.objects.put(keyOf(type), bytes, type);
   return {
     type,

@@ -73,8 +73,10 @@ describe('job input', () => {
   });
 
   it('needs exactly one source', () => {
-    expect(() => parseJobRequest({}, {})).toThrow(/file, url or asset_id/);
+    expect(() => parseJobRequest({}, {})).toThrow(/file, url, asset_id or upload_id/);
     expect(() => parseJobRequest({ url: 'https://example.com/a.jpg' }, { file })).toThrow(/exactly one/);
+    expect(() => parseJobRequest({ upload_id: 'upl_x' }, { file })).toThrow(/exactly one/);
+    expect(parseJobRequest({ upload_id: 'upl_x' }, {}).source).toEqual({ kind: 'upload', uploadId: 'upl_x' });
   });
 
   it('names the field that is wrong', () => {

@@ -1,0 +1,123 @@
+import type { Batch } from '../batches/batch.ts';
+import type { Job, JobError } from '../jobs/job.ts';
+import { failJob } from '../jobs/transitions.ts';
+import type { ActiveWork, ArchiveWorkflow, WorkflowStarter, WorkflowStates } from '../ports.ts';
+import { advanceBatch, type BatchDeps } from './advance-batch.ts';
+import { unpackExecution } from './create-batch.ts';
+import { failUnpacking } from './unpack-batch.ts';
+import { settlementOf, updateJob } from './update-job.ts';
+
+export interface SweepDeps extends BatchDeps {
+  workflow: WorkflowStarter & WorkflowStates;
+  archiveWorkflow: ArchiveWorkflow;
+  active: ActiveWork;
+}
+
+/**
+ * How long work may go without moving before the sweeper looks at it. A queued job's execution starts
+ * within seconds of its creation; the job workflow bounds a job's own work (task timeouts and retries:
+ * about 10 minutes for inference with its retries); unpacking runs in a 15-minute function.
+ */
+export const DEADLINES = {
+  queuedMs: 2 * 60_000,
+  processingMs: 30 * 60_000,
+  unpackingMs: 2 * 60_000,
+  quietBatchMs: 2 * 60_000,
+} as const;
+
+export const STUCK_ERROR: JobError = {
+  code: 500,
+  message: 'The job did not finish within its deadline; it was stopped and no credits were charged',
+};
+
+export interface SweepReport {
+  restarted: string[];
+  failed: string[];
+  batchesAdvanced: string[];
+  batchesFailed: string[];
+}
+
+/**
+ * Find work that has not moved past its deadline and move it on (scheduled every few minutes in AWS,
+ * every minute and at start locally). Every write is conditional on the record's version, and every
+ * start names its execution, so two sweepers running at once move each thing once:
+ * 1. A job queued past its deadline whose execution does not exist is started again (same execution
+ *    name: a no-op if it exists); one whose execution ended without moving it is failed.
+ * 2. A job processing past the workflow's bound is failed with `error.code` 500 and its reservation
+ *    released, in one versioned write; a batch item's batch is told, as settlement would.
+ * 3. A batch unpacking past its deadline gets its unpacking started again, or failed when that
+ *    execution has ended; a processing batch that has been quiet is advanced (its ended items recorded,
+ *    its waiting items started).
+ */
+export async function sweepStuck(deps: SweepDeps): Promise<SweepReport> {
+  const report: SweepReport = { restarted: [], failed: [], batchesAdvanced: [], batchesFailed: [] };
+  const now = deps.clock.now().getTime();
+  for (const job of await deps.active.activeJobs()) {
+    const outcome = await sweepJob(deps, job, now);
+    if (outcome === 'restarted') report.restarted.push(job.id);
+    if (outcome === 'failed') report.failed.push(job.id);
+  }
+  for (const batch of await deps.active.activeBatches()) {
+    const outcome = await sweepBatch(deps, batch, now);
+    if (outcome === 'advanced') report.batchesAdvanced.push(batch.id);
+    if (outcome === 'failed') report.batchesFailed.push(batch.id);
+  }
+  return report;
+}
+
+async function sweepJob(deps: SweepDeps, job: Job, now: number): Promise<'restarted' | 'failed' | null> {
+  const attempt = job.retries + 1;
+  if (job.status === 'queued') {
+    if (now - Date.parse(job.createdAt) < DEADLINES.queuedMs) return null;
+    const state = await deps.workflow.state(job.id, attempt);
+    if (state === 'running') return null;
+    if (state === 'missing') {
+      await deps.workflow.start(job.id, attempt);
+      return 'restarted';
+    }
+    return (await failStuck(deps, job.id, 'queued')) ? 'failed' : null;
+  }
+  if (job.status === 'processing') {
+    if (now - Date.parse(job.startedAt ?? job.createdAt) < DEADLINES.processingMs) return null;
+    return (await failStuck(deps, job.id, 'processing')) ? 'failed' : null;
+  }
+  return null;
+}
+
+/** Fail the job if it is still where the sweeper found it; true when this call made the move. */
+async function failStuck(deps: SweepDeps, jobId: string, status: 'queued' | 'processing'): Promise<boolean> {
+  let moved = false;
+  const job = await updateJob(deps, jobId, (current) => {
+    if (current.status !== status) return null;
+    moved = true;
+    return {
+      after: failJob(current, STUCK_ERROR, deps.clock.now().toISOString()),
+      movement: settlementOf(current, 'release'),
+    };
+  });
+  if (moved && job.batch) await advanceBatch(deps, job.batch.id, { settled: job });
+  return moved;
+}
+
+async function sweepBatch(deps: SweepDeps, batch: Batch, now: number): Promise<'advanced' | 'failed' | null> {
+  const quiet = now - Date.parse(batch.updatedAt);
+  if (batch.status === 'unpacking') {
+    if (quiet < DEADLINES.unpackingMs) return null;
+    const state = await deps.archiveWorkflow.start(unpackExecution(batch.id), {
+      task: 'unpack',
+      batchId: batch.id,
+    });
+    if (state === 'running') return null;
+    // The execution ended and the batch is still unpacking: its last step was lost.
+    const failed = await failUnpacking(deps, batch.id, {
+      code: 500,
+      message: 'The archive could not be unpacked in time',
+    });
+    return failed?.status === 'failed' ? 'failed' : null;
+  }
+  if (batch.status === 'processing' && quiet >= DEADLINES.quietBatchMs) {
+    const after = await advanceBatch(deps, batch.id, { heal: true });
+    return after.version !== batch.version ? 'advanced' : null;
+  }
+  return null;
+}
