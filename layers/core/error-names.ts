@@ -23,6 +23,8 @@ export const errorNames = {
   TransientError: 'TransientError',
   JobCancelledError: 'JobCancelledError',
   WebhookDeliveryError: 'WebhookDeliveryError',
+  ZipEntryError: 'ZipEntryError',
+  DownloadFailedError: 'DownloadFailedError',
 } as const;
 
 export type ErrorName = (typeof errorNames)[keyof typeof errorNames];

@@ -1,4 +1,4 @@
-import { BadRequestError, PayloadTooLargeError } from '../errors.ts';
+import { BadRequestError, errorNames, PayloadTooLargeError } from '../errors.ts';
 
 /**
  * What an archive from a stranger may be: the service's own policy, applied to what the ZIP library
@@ -70,7 +70,9 @@ export interface ZipListing {
 }
 
 /** An entry that cannot be read (unsupported method, encrypted, corrupt); the archive as a whole is fine. */
-export class ZipEntryError extends BadRequestError {}
+export class ZipEntryError extends BadRequestError {
+  override readonly name: string = errorNames.ZipEntryError;
+}
 
 /** Bytes still allowed for the whole archive; shared by the reads of one archive's entries. */
 export interface ZipBudget {

@@ -1,6 +1,6 @@
 import { type Batch, isFinished } from '../batches/batch.ts';
 import { type ArchivedOutput, archivedOutputs, MANIFEST_NAME, manifestOf } from '../batches/manifest.ts';
-import { ConflictError, NotFoundError, ServiceError } from '../errors.ts';
+import { ConflictError, errorNames, NotFoundError, ServiceError } from '../errors.ts';
 import type { Caller } from '../keys/caller.ts';
 import type {
   ArchiveWorkflow,
@@ -155,6 +155,7 @@ function discard(opened: Opened): void {
 
 /** The archive workflow could not build the download (its execution failed). */
 export class DownloadFailedError extends ServiceError {
+  override readonly name: string = errorNames.DownloadFailedError;
   readonly status = 500;
   readonly code = 500;
 }
