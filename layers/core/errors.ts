@@ -180,3 +180,15 @@ export function jobErrorFromFailure(failure: { Error?: string; Cause?: string } 
   }
   return { code, message };
 }
+
+/** An archive entry that cannot be read (unsupported method, encrypted, corrupt); the archive as a whole is fine. */
+export class ZipEntryError extends BadRequestError {
+  override readonly name: string = errorNames.ZipEntryError;
+}
+
+/** The archive workflow could not build a batch's download (its execution failed). */
+export class DownloadFailedError extends ServiceError {
+  override readonly name: string = errorNames.DownloadFailedError;
+  readonly status = 500;
+  readonly code = 500;
+}

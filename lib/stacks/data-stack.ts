@@ -49,7 +49,8 @@ export class DataStack extends Stack {
       // Browsers load results through presigned URLs straight from the bucket.
       cors: [
         {
-          allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD],
+          // PUT: browsers send direct uploads (POST /uploads) straight to presigned URLs.
+          allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.PUT],
           allowedOrigins: ['*'],
           allowedHeaders: ['*'],
           maxAge: 3600,

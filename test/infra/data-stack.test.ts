@@ -75,6 +75,7 @@ describe('DataStack bucket', () => {
       'assets/': 7,
       'batches/': 30,
       'cache/': 30,
+      'uploads/': 2,
     });
     expect(rules).toContainEqual(
       expect.objectContaining({
@@ -85,10 +86,12 @@ describe('DataStack bucket', () => {
     for (const rule of rules) expect(rule.Status).toBe('Enabled');
   });
 
-  it('allows cross-origin GET', () => {
+  it('allows cross-origin GET, and PUT for direct uploads', () => {
     data.hasResourceProperties('AWS::S3::Bucket', {
       CorsConfiguration: {
-        CorsRules: [Match.objectLike({ AllowedMethods: Match.arrayWith(['GET']), AllowedOrigins: ['*'] })],
+        CorsRules: [
+          Match.objectLike({ AllowedMethods: Match.arrayWith(['GET', 'PUT']), AllowedOrigins: ['*'] }),
+        ],
       },
     });
   });

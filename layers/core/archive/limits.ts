@@ -1,4 +1,4 @@
-import { BadRequestError, errorNames, PayloadTooLargeError } from '../errors.ts';
+import { BadRequestError, PayloadTooLargeError } from '../errors.ts';
 
 /**
  * What an archive from a stranger may be: the service's own policy, applied to what the ZIP library
@@ -69,10 +69,7 @@ export interface ZipListing {
   ignored: number;
 }
 
-/** An entry that cannot be read (unsupported method, encrypted, corrupt); the archive as a whole is fine. */
-export class ZipEntryError extends BadRequestError {
-  override readonly name: string = errorNames.ZipEntryError;
-}
+export { ZipEntryError } from '../errors.ts';
 
 /** Bytes still allowed for the whole archive; shared by the reads of one archive's entries. */
 export interface ZipBudget {

@@ -1,6 +1,6 @@
 import { type Batch, isFinished } from '../batches/batch.ts';
 import { type ArchivedOutput, archivedOutputs, MANIFEST_NAME, manifestOf } from '../batches/manifest.ts';
-import { ConflictError, errorNames, NotFoundError, ServiceError } from '../errors.ts';
+import { ConflictError, DownloadFailedError, NotFoundError } from '../errors.ts';
 import type { Caller } from '../keys/caller.ts';
 import type {
   ArchiveWorkflow,
@@ -151,11 +151,4 @@ const open = (deps: DownloadDeps, key: string): Promise<Opened> =>
 function discard(opened: Opened): void {
   const body = 'data' in opened ? (opened.data as { destroy?: () => void } | null) : null;
   body?.destroy?.();
-}
-
-/** The archive workflow could not build the download (its execution failed). */
-export class DownloadFailedError extends ServiceError {
-  override readonly name: string = errorNames.DownloadFailedError;
-  readonly status = 500;
-  readonly code = 500;
 }
