@@ -1,13 +1,24 @@
 import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
   type SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import type { ArchiveWorkflow, WorkflowStarter } from '#core/ports.ts';
+import type { ArchiveWorkflow, WorkflowStarter, WorkflowStates } from '#core/ports.ts';
 
-export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter {
+export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter & WorkflowStates {
   return {
+    async state(jobId, attempt) {
+      const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${jobId}-${attempt}`;
+      try {
+        const { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
+        return status === 'RUNNING' ? 'running' : 'ended';
+      } catch (error) {
+        if (error instanceof ExecutionDoesNotExist) return 'missing';
+        throw error;
+      }
+    },
     async start(jobId, attempt) {
       try {
         // The name makes a repeated start of the same attempt a no-op instead of a second run.

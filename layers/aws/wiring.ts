@@ -6,6 +6,7 @@ import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { awsClients } from './clients.ts';
 import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
+import { dynamodbActiveWork } from './dynamodb-active.ts';
 import { dynamodbBatches } from './dynamodb-batches.ts';
 import { dynamodbDeliveries } from './dynamodb-deliveries.ts';
 import { dynamodbAssets, dynamodbFiles } from './dynamodb-files.ts';
@@ -73,7 +74,12 @@ export function wiring() {
         if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');
         return sfnWorkflow(clients.sfn, cfg.STATE_MACHINE_ARN).start(jobId, attempt);
       },
+      state: (jobId: string, attempt: number) => {
+        if (!cfg.STATE_MACHINE_ARN) throw new Error('STATE_MACHINE_ARN is not configured');
+        return sfnWorkflow(clients.sfn, cfg.STATE_MACHINE_ARN).state(jobId, attempt);
+      },
     },
+    active: dynamodbActiveWork(clients.dynamodb, cfg.TABLE_NAME),
     fetchSource: async (url: string) => {
       const fetched = await fetchOutbound(url, {
         allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,

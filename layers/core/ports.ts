@@ -302,3 +302,17 @@ export interface UploadTargets {
   /** The stored object's size, or null when nothing is stored under `key`. */
   sizeOf(key: string): Promise<number | null>;
 }
+
+/** What became of a job's execution, for the sweeper. */
+export interface WorkflowStates {
+  /** `missing` when no execution of that attempt exists, `ended` when it stopped for any reason. */
+  state(jobId: string, attempt: number): Promise<'missing' | 'running' | 'ended'>;
+}
+
+/** Work that has not reached its end: what the sweeper looks through. */
+export interface ActiveWork {
+  /** Jobs queued or processing. */
+  activeJobs(): Promise<Job[]>;
+  /** Batches unpacking or processing. */
+  activeBatches(): Promise<Batch[]>;
+}

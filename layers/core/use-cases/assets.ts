@@ -55,11 +55,7 @@ export async function createAsset(deps: CreateAssetDeps, caller: Caller, source:
       caller,
       source.uploadId,
     );
-    image = checkImage(
-      { maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes },
-      file,
-      'upload_id',
-    );
+    image = checkImage({ maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes }, file, 'upload_id');
   } else {
     image =
       source.kind === 'file'

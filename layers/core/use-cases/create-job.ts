@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
 import {
-  InsufficientCreditsError,
   BadRequestError,
+  InsufficientCreditsError,
   PayloadTooLargeError,
   TransientError,
   UnsupportedMediaTypeError,

@@ -35,6 +35,8 @@ export interface SettleDeps extends WorkflowDeps {
  * 2. A queued job moves to processing; a repeated delivery of this step finds it processing and goes on.
  */
 export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<WorkOrder> {
+  // A job already processing is this execution's own, run again (a retried step, or the local runner
+  // resuming after a restart): its work order is handed out again instead of failing the job.
   const job = await updateJob(deps, jobId, (current) =>
     current.status === 'queued' && !current.cancelRequested
       ? { after: startJob(current, deps.clock.now().toISOString()), movement: null }

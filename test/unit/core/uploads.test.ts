@@ -62,6 +62,11 @@ function setup() {
     maxArchiveBytes: 2048 * MB,
     maxSourceBytes: 20 * MB,
     assets: { insert: async () => undefined, get: async () => null },
+    accounts: {
+      get: async (account: string) => store.balances.get(account) ?? null,
+      open: async () => false,
+      ledger: async () => [],
+    },
     fetchSource: async () => {
       throw new Error('no network here');
     },
