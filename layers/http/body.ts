@@ -100,7 +100,8 @@ function checkFieldCount(count: number) {
   }
 }
 
-function addField(fields: Record<string, unknown>, name: string, value: string) {
+function addField(fields: Record<string, unknown>, name: string | undefined, value: string) {
+  if (!name) throw new BadRequestError('A form field has no name');
   if (Buffer.byteLength(name) > MAX_FIELD_NAME_BYTES) {
     throw new PayloadTooLargeError(
       `A field name is longer than ${MAX_FIELD_NAME_BYTES} bytes (limit: field name size)`,
@@ -168,6 +169,7 @@ function parseMultipart(contentType: string, body: Buffer, maxFileBytes: number)
     });
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = [];
+      if (!name) fail(new BadRequestError('A file part has no name'));
       if (fileNames.has(name) || Object.hasOwn(fields, name)) {
         fail(new BadRequestError(`${name} is sent more than once`));
       }
