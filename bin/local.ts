@@ -5,6 +5,8 @@ import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE, type RateLimit } from '#core/rate-limit.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { signingSecrets } from '#core/webhooks/signature.ts';
+import { FETCH_COMMAND, fetchModels, modelStatuses, modelsCacheDir, SERVICE_MODELS } from '#models/fetch.ts';
+import { fetchProgress } from '#models/fetch-progress.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
 
@@ -40,6 +42,19 @@ const port = Number(process.env.PORT ?? 3000);
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
 const masterKey = process.env.MASTER_KEY || (await persistentSecret(dataDir, 'master-key', 'pjm_'));
 
+// A fresh clone has no model files: fetch (or derive, or join) what is missing before serving, unless told
+// not to. A model that cannot be had does not stop the server: the banner names it, and the jobs that need
+// it fail with ModelUnavailableError; nothing is ever answered without the real model.
+const modelsDir = modelsCacheDir(process.env.MODELS_DIR);
+if (process.env.MODELS_OFFLINE !== 'true') {
+  await fetchModels({
+    cacheDir: modelsDir,
+    baseUrl: process.env.MODELS_BASE_URL || undefined,
+    progress: fetchProgress(),
+  }).catch(() => undefined);
+}
+const missingModels = (await modelStatuses(modelsDir, SERVICE_MODELS)).filter((status) => !status.file);
+
 const stack = await startLocalStack({
   port,
   dataDir,
@@ -73,6 +88,11 @@ const [webhookSecret] = signingSecrets(
 );
 
 const origin = new URL(stack.baseUrl).origin;
+const modelsLine =
+  missingModels.length === 0
+    ? `all ${SERVICE_MODELS.length} verified (${modelsDir})`
+    : `MISSING ${missingModels.map(({ model }) => `${model.id} (${model.file})`).join(', ')}: jobs that ` +
+      `need them fail until you run \`${FETCH_COMMAND}\` (MODELS_BASE_URL=<mirror> for a mirror)`;
 console.log(`photo-jobs is running on the embedded stack
 
   console    ${origin}/   (open it, paste the API key below, drop a photo)
@@ -82,6 +102,7 @@ console.log(`photo-jobs is running on the embedded stack
   API key    ${demoKey}  (${balance?.available ?? 0} credits)
   webhooks   signed with ${webhookSecret ?? '(no secret: npm run cli -- keys rotate-webhook-secret <key>)'}
   data       ${dataDir}
+  models     ${modelsLine}
   events     ${stack.eventsLogFile}
 
 Try:

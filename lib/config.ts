@@ -116,6 +116,7 @@ export const inference = {
     '!.npmrc',
     '!layers',
     '!models',
+    '!bin/models.ts',
     '!functions/inference',
   ],
 } as const;

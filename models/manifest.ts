@@ -16,6 +16,13 @@ export interface ModelManifest {
   readonly bytes?: number;
   /** Shape, layout and normalisation the graph expects. */
   readonly input: string;
+  /**
+   * Where `npm run models -- fetch` downloads the file from (its official host); a mirror named by
+   * MODELS_BASE_URL replaces the host: `<base>/<file>`.
+   */
+  readonly url?: string;
+  /** Produced in code from another model's file (models/fetch.ts) rather than downloaded. */
+  readonly derivedFrom?: string;
 }
 
 export const MODELS = {
@@ -26,7 +33,9 @@ export const MODELS = {
     file: 'license_plate_detection_lpd_yunet_2023mar_dynamic.onnx',
     source:
       'opencv/opencv_zoo models/license_plate_detection_yunet/license_plate_detection_lpd_yunet_2023mar.onnx ' +
-      'with the two fixed input dims renamed to symbolic height and width; nothing else changed',
+      'with the input dims made symbolic (height, width), the output dims symbolic (n) and the 240x320 ' +
+      'value_info dropped; nodes and weights unchanged (models/derive-lpd-yunet.ts does it)',
+    derivedFrom: 'lpd-yunet-fixed',
     license: 'Apache-2.0',
     sha256: 'a2459d60cc3179258479400ac8aa1cc2d1bd927fb98f2de2aa75f44024c9ef1a',
     bytes: 4_143_572,
@@ -40,6 +49,7 @@ export const MODELS = {
     version: 'lpd-yunet-2023mar',
     file: 'license_plate_detection_lpd_yunet_2023mar.onnx',
     source: 'opencv/opencv_zoo models/license_plate_detection_yunet (Git LFS object)',
+    url: 'https://github.com/opencv/opencv_zoo/raw/main/models/license_plate_detection_yunet/license_plate_detection_lpd_yunet_2023mar.onnx',
     license: 'Apache-2.0',
     licenseNote: 'Kept as the provenance of lpd-yunet; recall at 320x240 is 0.68-0.86, so it is not used.',
     sha256: '6d4978a7b6d25514d5e24811b82bfb511d166bdd8ca3b03aa63c1623d4d039c7',
@@ -52,6 +62,7 @@ export const MODELS = {
     version: 'nanodet-plus-2022nov',
     file: 'object_detection_nanodet_2022nov.onnx',
     source: 'opencv/opencv_zoo models/object_detection_nanodet',
+    url: 'https://github.com/opencv/opencv_zoo/raw/main/models/object_detection_nanodet/object_detection_nanodet_2022nov.onnx',
     license: 'Apache-2.0',
     sha256: '4b82da9944b88577175ee23a459dce2e26e6e4be573def65b1055dc2d9720186',
     bytes: 3_800_954,
@@ -66,6 +77,7 @@ export const MODELS = {
     version: 'mobilenetv2-12-int8',
     file: 'mobilenetv2-12-int8.onnx',
     source: 'ONNX model zoo / opencv_zoo image_classification_mobilenetv2_2022apr_int8',
+    url: 'https://github.com/onnx/models/raw/main/validated/vision/classification/mobilenet/model/mobilenetv2-12-int8.onnx',
     license: 'Apache-2.0',
     sha256: 'cc028fe6cae7bc11a4ff53cfc9b79c920e8be65ce33a904ec3e2a8f66d77f95f',
     bytes: 3_655_033,

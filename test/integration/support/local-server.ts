@@ -34,6 +34,8 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     DATA_DIR: dataDir,
     MASTER_KEY: masterKey,
     SFN_RETRY_INTERVAL_SCALE: '0',
+    // Tests never fetch models from the internet: they use ../shared/models or a loopback mirror they name.
+    MODELS_OFFLINE: 'true',
     ...env,
   };
   const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
