@@ -6,7 +6,25 @@
 import { z } from 'zod';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
-import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
+import {
+  MAX_FIELD_BYTES,
+  MAX_FIELD_NAME_BYTES,
+  MAX_FORM_FIELDS,
+  MAX_FORM_FILES,
+  MAX_FORM_PARTS,
+  MAX_HEADER_BYTES,
+  MAX_ID_CHARS,
+  MAX_IMAGE_ASPECT,
+  MAX_IMAGE_FRAMES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  MAX_INLINE_BODY_BYTES,
+  MAX_JSON_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_URL_BYTES,
+  MIN_IMAGE_SIDE,
+} from '#core/limits.ts';
+import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import type { AuthMode } from './http-stack.ts';
 import {
@@ -28,6 +46,40 @@ type Json = Record<string, unknown>;
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 const METHOD_ORDER: readonly Method[] = ['get', 'put', 'post', 'patch', 'delete'];
 
+// ---------------------------------------------------------------- limits (docs/security.md)
+
+/** Every limit on what a client sends, with the status that refuses it; the message names the limit. */
+const LIMITS = {
+  'inline body': { value: MAX_INLINE_BODY_BYTES, unit: 'bytes', status: 413 },
+  'URL length': { value: MAX_URL_BYTES, unit: 'bytes', status: 413 },
+  'header size': { value: MAX_HEADER_BYTES, unit: 'bytes', status: 413 },
+  'JSON body': { value: MAX_JSON_BODY_BYTES, unit: 'bytes', status: 413 },
+  'JSON depth': { value: MAX_JSON_DEPTH, unit: 'levels', status: 400 },
+  'form fields': { value: MAX_FORM_FIELDS, unit: 'fields', status: 413 },
+  'form files': { value: MAX_FORM_FILES, unit: 'files', status: 413 },
+  'form parts': { value: MAX_FORM_PARTS, unit: 'parts', status: 413 },
+  'field size': { value: MAX_FIELD_BYTES, unit: 'bytes', status: 413 },
+  'field name size': { value: MAX_FIELD_NAME_BYTES, unit: 'bytes', status: 413 },
+  'id length': { value: MAX_ID_CHARS, unit: 'characters', status: 404 },
+  pixels: { value: MAX_IMAGE_PIXELS, unit: 'pixels', status: 413 },
+  'px a side': { value: MAX_IMAGE_SIDE, unit: 'pixels', status: 413 },
+  'minimum side': { value: MIN_IMAGE_SIDE, unit: 'pixels', status: 400 },
+  'aspect ratio': { value: MAX_IMAGE_ASPECT, unit: 'long side / short side', status: 400 },
+  frames: { value: MAX_IMAGE_FRAMES, unit: 'frames', status: 415 },
+  'requests per second (API key)': {
+    value: DEFAULT_KEY_RATE.perSecond,
+    burst: DEFAULT_KEY_RATE.burst,
+    status: 429,
+  },
+  'requests in flight (API key)': { value: DEFAULT_KEY_RATE.inFlight, status: 429 },
+  'requests per second (address without a key)': {
+    value: DEFAULT_GUEST_RATE.perSecond,
+    burst: DEFAULT_GUEST_RATE.burst,
+    status: 429,
+  },
+  'requests in flight (address without a key)': { value: DEFAULT_GUEST_RATE.inFlight, status: 429 },
+} as const;
+
 // ---------------------------------------------------------------- errors (spec section 7)
 
 const ERRORS = {
@@ -36,14 +88,18 @@ const ERRORS = {
     description:
       'Invalid request: a field fails validation (empty form fields count as not sent), the source is ' +
       'missing or sent twice (`file`, `url`, `asset_id`), the `Idempotency-Key` is empty or longer than ' +
-      '200 characters, or the image could not be downloaded from `url`.',
+      '200 characters, or the image could not be downloaded from `url`. Also a field or file sent twice, a ' +
+      'form part without a name, JSON nested deeper than 8 levels, and an image under 32 px a side or more ' +
+      'than 16 times longer than wide (read from its header before anything is charged). The message names ' +
+      'the field or the limit.',
   },
   401: {
     name: 'Unauthorized',
     description:
       'The API key is unknown or disabled (both answer the same, so keys cannot be probed), a key was sent ' +
       'where this server does not accept it (query string, form field), or the route needs an account key ' +
-      'and none was sent.',
+      'and none was sent. Authentication fails closed: an empty key, an `Authorization` header that is not ' +
+      '`Bearer <key>`, or two different keys in one request are 401, never a guest request.',
   },
   402: {
     name: 'PaymentRequired',
@@ -54,7 +110,10 @@ const ERRORS = {
   404: {
     name: 'NotFound',
     description:
-      'No such resource for this caller. Another owner’s job answers 404, never 403, so job ids cannot be probed.',
+      'No such resource for this caller. Another owner’s job, file, asset, batch or delivery answers 404, ' +
+      'never 403, so ids cannot be probed. An id of any length or spelling the service could not have ' +
+      `issued (over ${MAX_ID_CHARS} characters, characters outside \`A-Za-z0-9_.-\`, broken percent-encoding) ` +
+      'is 404 too, as is a route that does not exist.',
   },
   409: {
     name: 'Conflict',
@@ -78,13 +137,17 @@ const ERRORS = {
       'reads the rest of a larger body before answering, so the client sees the 413. Larger photos go ' +
       'through POST /uploads (up to 40 MB) or `url` (up to 20 MB), archives through POST /uploads (up to ' +
       '2 GB). Also 413: an image over 64 megapixels, an image at `url` over 20 MB, a declared upload over ' +
-      'its limit, an archive past a limit.',
+      'its limit, an archive past a limit. The other limits (all listed under `x-limits`): URL 4,096 bytes, ' +
+      'request line and headers 10,240 bytes, JSON body 65,536 bytes, 32 form fields, 2 files, 8,192 bytes ' +
+      'a field, and images over 16,384 px a side, read from the image header before the job is stored or ' +
+      'charged.',
   },
   415: {
     name: 'UnsupportedMediaType',
     description:
       'Unsupported format. An image’s format is decided from its magic bytes (JPEG, PNG, WEBP), never from ' +
-      'its name or Content-Type header; a body that is neither JSON nor a form is also 415.',
+      'its name or Content-Type header; a body that is neither JSON nor a form is also 415, and so is an ' +
+      'animated PNG or WEBP (limit: 1 frame).',
   },
   422: {
     name: 'UnprocessableContent',
@@ -96,8 +159,10 @@ const ERRORS = {
   429: {
     name: 'TooManyRequests',
     description:
-      'Too many requests: too many jobs of one account queued or processing at once, or too many new guest ' +
-      'sessions from one address in a day. Retry later, or use an API key.',
+      'Too many requests, with `Retry-After` (seconds): more than the request rate of one API key (100 a ' +
+      'second, bursts of 200, 64 at once) or of one address without a key (10 a second, bursts of 20, 8 at ' +
+      'once); too many jobs of one account queued or processing at once (20); or too many new guest ' +
+      'sessions from one address in a day. The message names the limit.',
   },
   500: {
     name: 'InternalError',
@@ -665,6 +730,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
       license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
     },
     servers: [{ url: API_PREFIX, description: 'Relative to the service address.' }],
+    'x-limits': LIMITS,
     tags: [...TAGS],
     paths,
     webhooks: {
@@ -738,6 +804,16 @@ export function buildOpenApiDocument(): OpenApiDocument {
           ERRORS[status].name,
           {
             description: ERRORS[status].description,
+            ...(status === 429
+              ? {
+                  headers: {
+                    'Retry-After': {
+                      description: 'Seconds to wait before trying again.',
+                      schema: { type: 'integer', minimum: 1 },
+                    },
+                  },
+                }
+              : {}),
             content: { 'application/json': { schema: componentRef('ErrorBody') } },
           },
         ]),
