@@ -179,7 +179,10 @@ async function main() {
 }
 
 const childOperation = arg('--child') as Operation | undefined;
-if (childOperation) {
+if (process.argv[2] === 'api') {
+  // `npm run bench -- api`: the HTTP load benchmark of the embedded stack (test/bench/api.ts).
+  await (await import('./api.ts')).benchApi();
+} else if (childOperation) {
   console.log(JSON.stringify(await child(childOperation)));
 } else {
   await main();
