@@ -95,7 +95,12 @@ async function run(
   connections: number,
   server: RunningServer,
   keys: string[],
-  request: (i: number) => { method: 'GET' | 'POST'; path: string; headers?: Record<string, string>; body?: Buffer },
+  request: (i: number) => {
+    method: 'GET' | 'POST';
+    path: string;
+    headers?: Record<string, string>;
+    body?: Buffer;
+  },
 ): Promise<Row> {
   let next = 0;
   const statuses: Record<string, number> = {};
@@ -144,7 +149,8 @@ async function createKeys(server: RunningServer, count: number): Promise<string[
   const { deps } = await import('#aws/wiring.ts');
   const { createApiKey } = await import('#core/use-cases/create-api-key.ts');
   const keys: string[] = [];
-  for (let i = 0; i < count; i++) keys.push((await createApiKey(deps(), { credits: 10_000_000, name: `bench-${i}` })).key);
+  for (let i = 0; i < count; i++)
+    keys.push((await createApiKey(deps(), { credits: 10_000_000, name: `bench-${i}` })).key);
   return keys;
 }
 
