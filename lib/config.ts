@@ -91,6 +91,15 @@ export const workflowHandlers = {
   batchArchive: 'functions/workflow/batch-archive/handler.ts',
 } as const;
 
+/** The sweeper of stuck work: a scheduled function, not a task of a state machine. */
+export const sweeper = {
+  handler: 'functions/scheduled/sweep-stuck/handler.ts',
+  everyMinutes: 5,
+  memoryMiB: 512,
+  // A scan of the table and a few writes; a run that takes longer leaves the rest to the next one.
+  timeoutSeconds: 120,
+} as const;
+
 /** The archive workflow's task: unpacking a 2 GB archive of 1,000 photos, or zipping their results. */
 export const archiveFunction = {
   memoryMiB: 1024,

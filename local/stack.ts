@@ -22,6 +22,8 @@ export const LOCAL_EVENT_BUS = 'photo-jobs-local';
  */
 export const DEFAULT_RETRY_INTERVAL_SCALE = 0.001;
 const STACK_FILE = 'local-stack.json';
+const SWEEPER_HANDLER = 'functions/scheduled/sweep-stuck/handler.ts';
+const SWEEP_EVERY_MS = 60_000;
 
 export interface LocalStackOptions {
   port: number;
@@ -147,9 +149,27 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       [archiveMachine.arn]: archiveMachine.definition,
     },
     retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
+    stateFile: dir('stepfunctions/executions.jsonl'),
     invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
+  sfn.resume();
+
+  // The sweeper of stuck work runs at start and every minute here (every 5 minutes in AWS).
+  const sweeperFunction = [...topology.functions.values()].find((fn) => fn.handler === SWEEPER_HANDLER);
+  const sweep = async () => {
+    if (!sweeperFunction) return;
+    try {
+      await invokeFunction(sweeperFunction.logicalId, {});
+    } catch (error) {
+      console.error(`[sweeper] ${error instanceof Error ? error.message : String(error)}`);
+    }
+  };
+  let sweeping: Promise<void> = sweep();
+  const sweepTimer = setInterval(() => {
+    sweeping = sweeping.then(sweep);
+  }, SWEEP_EVERY_MS);
+  sweepTimer.unref();
 
   const server = createApiServer(
     topology.routes.map((route) => ({
@@ -173,6 +193,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     endpoints,
     eventsLogFile: eventBus.logFile,
     async close() {
+      clearInterval(sweepTimer);
+      await sweeping;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;

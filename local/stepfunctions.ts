@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
@@ -57,7 +59,14 @@ export async function startLocalStepFunctions(opts: {
   stateMachines: Record<string, object>;
   invoke: (resourceArn: string, payload: unknown) => Promise<unknown>;
   retryIntervalScale?: number;
-}): Promise<{ endpoint: string; close(): Promise<void>; idle(): Promise<void> }> {
+  /**
+   * Where executions are recorded (JSON lines). Given, a restart reads it back: finished executions are
+   * known again (names stay taken, DescribeExecution answers), and every execution that was running when
+   * the process died runs again from its start under its own name: the workflows' steps are written to be
+   * repeated. Without it executions live in memory only.
+   */
+  stateFile?: string;
+}): Promise<{ endpoint: string; close(): Promise<void>; idle(): Promise<void>; resume(): void }> {
   installPromiseWithResolvers();
   const scale = opts.retryIntervalScale ?? 1;
   if (!(scale >= 0 && scale <= 1)) throw new RangeError('retryIntervalScale must be between 0 and 1');
@@ -66,6 +75,54 @@ export async function startLocalStepFunctions(opts: {
   );
   const executions = new Map<string, Execution>();
   const invoking = new Set<Promise<unknown>>();
+  // Written synchronously: a line is on disk before the call that made it returns, so a kill -9 loses
+  // nothing that a client was told.
+  // A stop of the whole server is not the executions' end: they stay running on disk and resume.
+  let closing = false;
+  const record = (entry: Record<string, unknown>) => {
+    if (opts.stateFile && !closing) appendFileSync(opts.stateFile, `${JSON.stringify(entry)}\n`);
+  };
+  const toResume: Execution[] = [];
+  if (opts.stateFile) {
+    mkdirSync(dirname(opts.stateFile), { recursive: true });
+    const folded = new Map<string, Record<string, unknown>>();
+    const text = existsSync(opts.stateFile) ? readFileSync(opts.stateFile, 'utf8') : '';
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      let entry: Record<string, unknown>;
+      try {
+        entry = JSON.parse(line);
+      } catch {
+        continue; // the last line of a process killed mid-write
+      }
+      const arn = String(entry.executionArn);
+      folded.set(arn, { ...folded.get(arn), ...entry });
+    }
+    for (const entry of folded.values()) {
+      if (!machines.has(String(entry.stateMachineArn))) continue;
+      const exec: Execution = {
+        executionArn: String(entry.executionArn),
+        stateMachineArn: String(entry.stateMachineArn),
+        name: String(entry.name),
+        input: String(entry.input),
+        status: entry.status as Status,
+        startDate: new Date(String(entry.startDate)),
+        stopDate: entry.stopDate ? new Date(String(entry.stopDate)) : undefined,
+        output: entry.output as string | undefined,
+        error: entry.error as string | undefined,
+        cause: entry.cause as string | undefined,
+        abort() {},
+        settled: Promise.resolve(),
+      };
+      executions.set(exec.executionArn, exec);
+      if (exec.status === 'RUNNING') toResume.push(exec);
+    }
+    // Compacted: one line per execution from here on.
+    writeFileSync(
+      opts.stateFile,
+      [...folded.values()].map((entry) => `${JSON.stringify(entry)}\n`).join(''),
+    );
+  }
 
   async function runTask(exec: Execution, resource: string, input: Json): Promise<Json> {
     // The library re-enters a retried state even after an abort; an aborted run must call nothing.
@@ -121,6 +178,14 @@ export async function startLocalStepFunctions(opts: {
       abort() {},
       settled: Promise.resolve(),
     };
+    executions.set(executionArn, exec);
+    record({ executionArn, stateMachineArn, name, input, status: 'RUNNING', startDate: exec.startDate });
+    launch(exec, machine, parsed);
+    return startedOf(exec);
+  }
+
+  function launch(exec: Execution, machine: ReturnType<typeof prepare>, parsed: Json): void {
+    const { executionArn, stateMachineArn, name } = exec;
     const taskResourceLocalHandlers: TaskHandlers = {};
     for (const [stateName, resource] of machine.tasks)
       taskResourceLocalHandlers[stateName] = (i) => runTask(exec, resource, i);
@@ -143,13 +208,12 @@ export async function startLocalStepFunctions(opts: {
         finish(exec, 'FAILED', { error: failure.name, cause: failure.message });
       },
     );
-    executions.set(executionArn, exec);
-    return startedOf(exec);
   }
 
   function finish(exec: Execution, status: Status, details: Pick<Execution, 'output' | 'error' | 'cause'>) {
     if (exec.status !== 'RUNNING') return; // already stopped through StopExecution
     Object.assign(exec, { status, stopDate: new Date() }, details);
+    record({ executionArn: exec.executionArn, status, stopDate: exec.stopDate, ...details });
     // What the execution history in the console would show: a workflow that breaks must not break silently.
     if (status === 'FAILED' || status === 'TIMED_OUT') {
       console.error(
@@ -170,6 +234,7 @@ export async function startLocalStepFunctions(opts: {
     const exec = find(body);
     if (exec.status === 'RUNNING') {
       Object.assign(exec, { status: 'ABORTED', stopDate: new Date(), error: body.error, cause: body.cause });
+      record({ executionArn: exec.executionArn, status: 'ABORTED', stopDate: exec.stopDate });
       exec.abort();
     }
     return { stopDate: seconds(exec.stopDate) };
@@ -262,8 +327,17 @@ export async function startLocalStepFunctions(opts: {
 
   return {
     endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /**
+     * Run again, from their start, the executions that were running when the last process died. Called
+     * by the stack once the functions' configuration (this endpoint among it) is in place.
+     */
+    resume() {
+      for (const exec of toResume.splice(0))
+        launch(exec, machines.get(exec.stateMachineArn)!, JSON.parse(exec.input));
+    },
     idle,
     async close() {
+      closing = true;
       for (const { executionArn, status } of executions.values()) {
         if (status === 'RUNNING') stop({ executionArn });
       }

@@ -17,6 +17,7 @@ import {
   pageRoutes,
   repoRoot,
   routes,
+  sweeper,
   workflowFunction,
   workflowHandlers,
 } from '../config.ts';
@@ -29,6 +30,7 @@ import {
   tagHandler,
 } from '../constructs/handler-function.ts';
 import { JobWorkflow } from '../constructs/job-workflow.ts';
+import { StuckWorkSweeper } from '../constructs/stuck-work-sweeper.ts';
 import { createLogGroup } from '../constructs/log-group.ts';
 
 export interface ServiceStackProps extends StackProps {
@@ -160,6 +162,11 @@ export class ServiceStack extends Stack {
     const archiveWorkflow = new ArchiveWorkflow(this, 'ArchiveWorkflow', {
       batchArchive,
       stateMachineName: archiveStateMachineName,
+    });
+    new StuckWorkSweeper(this, 'StuckWorkSweeper', {
+      sweep: createWorkflowFunction(sweeper.handler, {}, sweeper),
+      jobs: stateMachine,
+      archives: archiveWorkflow.stateMachine,
     });
 
     // One role for all API functions: they are one surface with one set of needs, and a copy of the same

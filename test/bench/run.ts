@@ -16,6 +16,7 @@ import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import { OPERATIONS, type Operation } from '#core/jobs/job.ts';
 import { onnxOperationRunner } from '#vision/operation-runner.ts';
+import { archiveIntakeBench } from './archive-intake.ts';
 
 const script = fileURLToPath(import.meta.url);
 const repoRoot = path.resolve(path.dirname(script), '..', '..');
@@ -95,6 +96,11 @@ const quantile = (sorted: number[], q: number) => {
 };
 
 async function main() {
+  // `npm run bench -- --only archive`: the archive intake section alone.
+  if (arg('--only') === 'archive') {
+    for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
+    return;
+  }
   if (!existsSync(path.join(evalDir, SOURCE_PHOTO))) {
     console.log(
       `No eval photo at ${path.join(evalDir, SOURCE_PHOTO)} (see ../shared/eval/README.md): no benchmark.`,
@@ -176,6 +182,7 @@ async function main() {
       r.map((c, i) => (i === last ? c : i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
     );
   }
+  for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
 }
 
 const childOperation = arg('--child') as Operation | undefined;

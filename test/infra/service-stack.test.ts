@@ -7,6 +7,7 @@ import {
   pageRoutes,
   repoRoot,
   routes,
+  sweeper,
   workflowHandlers,
 } from '../../lib/config.ts';
 import { type Resource, resourcesOfType, synthesize } from './templates.ts';
@@ -205,6 +206,24 @@ describe('IAM of the functions', () => {
     expect(JSON.stringify(settle[0]!.Resource)).toMatch(/:stateMachine:.*-jobs/);
     expect(starts(workflowHandlers.prepareJob)).toEqual([]);
     expect(starts(inference.handler)).toEqual([]);
+  });
+
+  it('run the sweeper of stuck work every 5 minutes, allowed to describe and start executions of both workflows', () => {
+    const [sweeperId] = functionIdOf(sweeper.handler);
+    expect(sweeperId).toBeDefined();
+    const rules = resourcesOfType(serviceJson, 'AWS::Events::Rule').filter(([, rule]) =>
+      JSON.stringify(rule.Properties.Targets).includes(sweeperId!),
+    );
+    expect(rules.map(([, rule]) => rule.Properties.ScheduleExpression)).toEqual(['rate(5 minutes)']);
+    const roleId = (serviceJson.Resources[sweeperId!]!.Properties.Role as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0];
+    const statements = statementsOf(new Set([roleId]));
+    const byAction = (action: string) =>
+      JSON.stringify(statements.filter((s) => list(s.Action).includes(action)));
+    const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').map(([id]) => id);
+    for (const id of machines) expect(byAction('states:StartExecution')).toContain(id);
+    expect(byAction('states:DescribeExecution')).toContain(':execution:');
   });
 
   it('deploy only the master key hash, as a hidden parameter that must be a sha256 or empty', () => {

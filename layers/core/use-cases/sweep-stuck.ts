@@ -88,8 +88,9 @@ async function sweepJob(deps: SweepDeps, job: Job, now: number): Promise<'restar
 async function failStuck(deps: SweepDeps, jobId: string, status: 'queued' | 'processing'): Promise<boolean> {
   let moved = false;
   const job = await updateJob(deps, jobId, (current) => {
-    if (current.status !== status) return null;
-    moved = true;
+    // Decided again on every re-read: only the write that lands counts as this sweeper's move.
+    moved = current.status === status;
+    if (!moved) return null;
     return {
       after: failJob(current, STUCK_ERROR, deps.clock.now().toISOString()),
       movement: settlementOf(current, 'release'),

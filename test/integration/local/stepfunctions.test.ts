@@ -327,3 +327,67 @@ describe('startLocalStepFunctions (definitions it cannot run faithfully)', () =>
     ).rejects.toThrow('JSONata is not supported');
   });
 });
+
+describe('startLocalStepFunctions with a state file', () => {
+  it('after the process dies, remembers finished executions and runs the running ones again from their start', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const dir = await mkdtemp(join(tmpdir(), 'local-sfn-state-'));
+    const stateFile = join(dir, 'executions.jsonl');
+    const machine = machineArn('once');
+    const stateMachines = {
+      [machine]: { StartAt: 'Work', States: { Work: { Type: 'Task', Resource: fn('work'), End: true } } },
+    };
+    // The first process: one execution finishes, the other hangs in its task when the process "dies".
+    const first = await startLocalStepFunctions({
+      stateMachines,
+      stateFile,
+      invoke: async (_arn, payload) =>
+        (payload as { hang?: boolean }).hang ? new Promise(() => undefined) : { done: payload },
+    });
+    const sfn1 = new SFNClient({
+      region: 'us-east-1',
+      endpoint: first.endpoint,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
+    await sfn1.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'quick', input: '{"n":1}' }));
+    await sfn1.send(
+      new StartExecutionCommand({ stateMachineArn: machine, name: 'slow', input: '{"hang":true}' }),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    // The second process reads the file back (the first one is never closed before: as after kill -9).
+    const ran: unknown[] = [];
+    const second = await startLocalStepFunctions({
+      stateMachines,
+      stateFile,
+      invoke: async (_arn, payload) => {
+        ran.push(payload);
+        return { resumed: true };
+      },
+    });
+    const sfn2 = new SFNClient({
+      region: 'us-east-1',
+      endpoint: second.endpoint,
+      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    });
+    const execution = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:once:${name}`;
+    expect((await sfn2.send(new DescribeExecutionCommand({ executionArn: execution('quick') }))).status).toBe(
+      'SUCCEEDED',
+    );
+    await expect(
+      sfn2.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'quick', input: '{"n":2}' })),
+    ).rejects.toThrow(ExecutionAlreadyExists);
+    second.resume();
+    await second.idle();
+    expect(ran).toEqual([{ hang: true }]);
+    const slow = await sfn2.send(new DescribeExecutionCommand({ executionArn: execution('slow') }));
+    expect(slow).toMatchObject({ status: 'SUCCEEDED', output: '{"resumed":true}' });
+
+    await second.close();
+    // The first process's hung task never ends; its server is closed without waiting for it.
+    void first.close();
+    await rm(dir, { recursive: true, force: true });
+  });
+});

@@ -22,11 +22,16 @@ export interface RunningServer {
   /** The job events published so far (the local stand-in of the EventBridge bus). */
   events(): Promise<JsonBody[]>;
   stop(): Promise<void>;
+  /** `kill -9`: the process dies at once and its data directory stays, for a restart on the same data. */
+  kill(): Promise<void>;
 }
 
 /** `npm start` as a user runs it: a separate process on a free port with its own data directory. */
-export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-it-'));
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { dataDir?: string } = {},
+): Promise<RunningServer> {
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-it-')));
   const masterKey = 'pjm_integration_master_key';
   const childEnv = {
     ...process.env,
@@ -85,10 +90,17 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
         .map((line) => JSON.parse(line) as JsonBody);
     },
     async stop() {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
       await rm(dataDir, { recursive: true, force: true });
+    },
+    async kill() {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

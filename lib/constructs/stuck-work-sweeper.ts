@@ -1,0 +1,36 @@
+import { Duration } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { sweeper } from '../config.ts';
+
+export interface StuckWorkSweeperProps {
+  /** The sweeper function (functions/scheduled/sweep-stuck/handler.ts), with table and bucket access. */
+  sweep: lambda.IFunction;
+  jobs: sfn.IStateMachine;
+  archives: sfn.IStateMachine;
+}
+
+/**
+ * A schedule that runs the sweeper of stuck work (docs/runbook.md, Stuck work): it reads which
+ * executions exist and starts a lost one again, so it may describe and start executions of both
+ * state machines, and nothing else of them.
+ */
+export class StuckWorkSweeper extends Construct {
+  readonly rule: events.Rule;
+
+  constructor(scope: Construct, id: string, props: StuckWorkSweeperProps) {
+    super(scope, id);
+    for (const machine of [props.jobs, props.archives]) {
+      machine.grantStartExecution(props.sweep);
+      machine.grantExecution(props.sweep, 'states:DescribeExecution');
+    }
+    this.rule = new events.Rule(this, 'Schedule', {
+      description: 'Moves on jobs and batches that have not moved past their deadline',
+      schedule: events.Schedule.rate(Duration.minutes(sweeper.everyMinutes)),
+      targets: [new targets.LambdaFunction(props.sweep, { retryAttempts: 0 })],
+    });
+  }
+}

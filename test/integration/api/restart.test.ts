@@ -1,0 +1,52 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+
+const VIEWS = hasShared ? readdirSync(path.join(SHARED, 'eval', 'views')).sort() : [];
+const TERMINAL = ['success', 'failed', 'cancelled'];
+
+describe.skipIf(!hasShared)('a hard kill of the local server', () => {
+  const servers: RunningServer[] = [];
+  afterAll(async () => {
+    for (const server of servers.reverse()) await server.stop().catch(() => undefined);
+  }, 300_000);
+
+  it('loses no job: after kill -9 with 10 jobs running and a restart, every job ends within 3 minutes and credits charged = 5 × successes', async () => {
+    const first = await startServer();
+    servers.push(first);
+    const key = await first.createKey(50);
+    const ids: string[] = [];
+    for (const name of VIEWS.slice(0, 10)) {
+      const form = new FormData();
+      form.append('mode', 'background');
+      form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', 'views', name))]), name);
+      const created = await api(first, key).postForm('/jobs', form);
+      expect(created.status).toBe(202);
+      ids.push(created.body.id);
+    }
+    expect(ids).toHaveLength(10);
+    // Some are being processed when the process dies, the rest are queued behind them.
+    const before = await Promise.all(ids.map(async (id) => (await api(first, key).get(`/jobs/${id}`)).body));
+    expect(before.filter((job) => TERMINAL.includes(job.status)).length).toBeLessThan(10);
+    await first.kill();
+
+    const restartedAt = Date.now();
+    const second = await startServer({}, { dataDir: first.dataDir });
+    servers.push(second);
+    const c = api(second, key);
+    const deadline = restartedAt + 180_000;
+    let jobs = before;
+    for (;;) {
+      jobs = await Promise.all(ids.map(async (id) => (await c.get(`/jobs/${id}`)).body));
+      if (jobs.every((job) => TERMINAL.includes(job.status))) break;
+      expect(Date.now(), JSON.stringify(jobs.map((job) => job.status))).toBeLessThan(deadline);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+    console.log(`all 10 jobs ended ${((Date.now() - restartedAt) / 1000).toFixed(0)} s after the restart`);
+    const successes = jobs.filter((job) => job.status === 'success').length;
+    expect(successes).toBeGreaterThan(0);
+    const quota = (await c.get('/quota')).body.quota;
+    expect(quota).toMatchObject({ used_total: 5 * successes, remaining: 50 - 5 * successes });
+  }, 360_000);
+});

@@ -1,0 +1,122 @@
+import { describe, expect, it } from 'vitest';
+import type { Job } from '#core/jobs/job.ts';
+import type { ActiveWork, ArchiveWorkflow } from '#core/ports.ts';
+import { DEADLINES, STUCK_ERROR, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
+import { memoryBatches } from './memory-batches.ts';
+import { memoryStore } from './memory-ports.ts';
+
+const T0 = Date.parse('2026-11-22T08:00:00.000Z');
+
+function aJob(id: string, overrides: Partial<Job>): Job {
+  return {
+    id,
+    seq: 1,
+    ownerId: 'key_1',
+    account: 'key_1',
+    route: 'jobs',
+    operation: 'background',
+    status: 'queued',
+    stage: 'queued',
+    cancelRequested: false,
+    costCredits: 5,
+    reservedCredits: 5,
+    chargedCredits: 0,
+    attempts: 0,
+    createdAt: new Date(T0).toISOString(),
+    startedAt: null,
+    finishedAt: null,
+    params: {
+      plateColor: '#141414',
+      plateSmoothing: true,
+      plateMaskOnly: false,
+      background: 'studio',
+      backgroundFileKey: null,
+      webhookUrl: null,
+    },
+    source: { key: 'sources/x.jpg', contentType: 'image/jpeg', bytes: 1, sha256: 'x', originalName: null },
+    output: null,
+    error: null,
+    idempotencyKey: null,
+    retries: 0,
+    version: 1,
+    ...overrides,
+  };
+}
+
+/** Three jobs whose credits are reserved: queued without execution, processing for too long, fresh. */
+function setup() {
+  const store = memoryStore({ key_1: 15 });
+  store.balances.set('key_1', { available: 0, reserved: 15, usedTotal: 0 });
+  const jobs = [
+    aJob('job_lost', {}),
+    aJob('job_hung', {
+      status: 'processing',
+      stage: 'inference',
+      attempts: 1,
+      startedAt: new Date(T0 + 1000).toISOString(),
+    }),
+    aJob('job_fresh', { createdAt: new Date(T0 + DEADLINES.processingMs).toISOString() }),
+  ];
+  for (const job of jobs) store.stored.set(job.id, job);
+  const existing = new Set(['job_fresh-1', 'job_hung-1']);
+  let now = T0;
+  const active: ActiveWork = {
+    activeJobs: async () =>
+      [...store.stored.values()].filter((job) => ['queued', 'processing'].includes(job.status)),
+    activeBatches: async () => [],
+  };
+  const archiveWorkflow: ArchiveWorkflow = { start: async () => 'running' };
+  const deps = {
+    ...store,
+    clock: { now: () => new Date(now) },
+    batches: memoryBatches(store).repository,
+    workflow: {
+      async start(jobId: string, attempt: number) {
+        existing.add(`${jobId}-${attempt}`);
+        store.started.push({ jobId, attempt });
+      },
+      async state(jobId: string, attempt: number) {
+        return existing.has(`${jobId}-${attempt}`) ? ('running' as const) : ('missing' as const);
+      },
+    },
+    active,
+    archiveWorkflow,
+  };
+  return { deps, store, at: (ms: number) => (now = T0 + ms) };
+}
+
+describe('sweepStuck', () => {
+  it('leaves work alone before its deadline', async () => {
+    const t = setup();
+    t.at(DEADLINES.queuedMs - 1);
+    expect(await sweepStuck(t.deps)).toEqual({
+      restarted: [],
+      failed: [],
+      batchesAdvanced: [],
+      batchesFailed: [],
+    });
+    expect(t.store.started).toEqual([]);
+  });
+
+  it('starts a lost execution again and fails a hung job once, releasing its credits once, with two sweepers at the same time', async () => {
+    const t = setup();
+    t.at(DEADLINES.processingMs + 5000);
+    const [a, b] = await Promise.all([sweepStuck(t.deps), sweepStuck(t.deps)]);
+    // Both may ask for the lost job's execution: it has one name, so it runs once.
+    expect(new Set(t.store.started.map((s) => `${s.jobId}-${s.attempt}`))).toEqual(new Set(['job_lost-1']));
+    expect([...a.restarted, ...b.restarted].every((id) => id === 'job_lost')).toBe(true);
+    expect([...a.failed, ...b.failed]).toEqual(['job_hung']);
+    expect(t.store.stored.get('job_hung')).toMatchObject({
+      status: 'failed',
+      error: STUCK_ERROR,
+      chargedCredits: 0,
+    });
+    expect(t.store.stored.get('job_fresh')!.status).toBe('queued');
+    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+
+    // Once its execution exists, a sweeper leaves the lost job to it; nothing is released twice.
+    const again = await sweepStuck(t.deps);
+    expect(again.failed).toEqual([]);
+    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+  });
+});
