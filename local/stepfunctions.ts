@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { dirname } from 'node:path';
 import {
   ExecutionAbortedError,
   ExecutionError,
@@ -118,10 +118,7 @@ export async function startLocalStepFunctions(opts: {
       if (exec.status === 'RUNNING') toResume.push(exec);
     }
     // Compacted: one line per execution from here on.
-    writeFileSync(
-      opts.stateFile,
-      [...folded.values()].map((entry) => `${JSON.stringify(entry)}\n`).join(''),
-    );
+    writeFileSync(opts.stateFile, [...folded.values()].map((entry) => `${JSON.stringify(entry)}\n`).join(''));
   }
 
   async function runTask(exec: Execution, resource: string, input: Json): Promise<Json> {

@@ -30,8 +30,8 @@ import {
   tagHandler,
 } from '../constructs/handler-function.ts';
 import { JobWorkflow } from '../constructs/job-workflow.ts';
-import { StuckWorkSweeper } from '../constructs/stuck-work-sweeper.ts';
 import { createLogGroup } from '../constructs/log-group.ts';
+import { StuckWorkSweeper } from '../constructs/stuck-work-sweeper.ts';
 
 export interface ServiceStackProps extends StackProps {
   table: dynamodb.ITable;
