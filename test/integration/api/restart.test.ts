@@ -3,7 +3,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
 
-const VIEWS = hasShared ? readdirSync(path.join(SHARED, 'eval', 'views')).sort() : [];
+/** Photos with a plate in sight: `plate` jobs (5 credits each) that succeed when they run. */
+const PLATES = hasShared ? readdirSync(path.join(SHARED, 'eval', 'plates', 'eu')).sort() : [];
 const TERMINAL = ['success', 'failed', 'cancelled'];
 
 describe.skipIf(!hasShared)('a hard kill of the local server', () => {
@@ -17,10 +18,10 @@ describe.skipIf(!hasShared)('a hard kill of the local server', () => {
     servers.push(first);
     const key = await first.createKey(50);
     const ids: string[] = [];
-    for (const name of VIEWS.slice(0, 10)) {
+    for (const name of PLATES.slice(0, 10)) {
       const form = new FormData();
-      form.append('mode', 'background');
-      form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', 'views', name))]), name);
+      form.append('mode', 'plate');
+      form.append('file', new Blob([readFileSync(path.join(SHARED, 'eval', 'plates', 'eu', name))]), name);
       const created = await api(first, key).postForm('/jobs', form);
       expect(created.status).toBe(202);
       ids.push(created.body.id);
@@ -45,7 +46,7 @@ describe.skipIf(!hasShared)('a hard kill of the local server', () => {
     }
     console.log(`all 10 jobs ended ${((Date.now() - restartedAt) / 1000).toFixed(0)} s after the restart`);
     const successes = jobs.filter((job) => job.status === 'success').length;
-    expect(successes).toBeGreaterThan(0);
+    expect(successes, JSON.stringify(jobs.map((job) => job.error))).toBeGreaterThan(0);
     const quota = (await c.get('/quota')).body.quota;
     expect(quota).toMatchObject({ used_total: 5 * successes, remaining: 50 - 5 * successes });
   }, 360_000);
