@@ -27,6 +27,7 @@ import {
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import type { AuthMode } from './http-stack.ts';
+import { addExamples } from './openapi-examples.ts';
 import {
   downloadBatchQuery,
   idempotencyKey,
@@ -714,7 +715,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
     };
   }
 
-  return {
+  const document: OpenApiDocument = {
     openapi: OPENAPI_VERSION,
     info: {
       title: 'Photo Processing Jobs API',
@@ -829,6 +830,8 @@ export function buildOpenApiDocument(): OpenApiDocument {
       securitySchemes: SECURITY_SCHEMES,
     },
   };
+  addExamples(document);
+  return document;
 }
 
 function header(name: string, description: string, values?: string[]): Json {

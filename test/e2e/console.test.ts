@@ -82,6 +82,7 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
       .toBeGreaterThan(0);
     await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 95');
     await expect(page.locator('.card .status').first().textContent()).resolves.toBe('success');
+    await expect(page.locator('.card .card-credits').first().textContent()).resolves.toBe('Credits left: 95');
     await page.getByLabel('Before / after').fill('70');
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-2-result.png') });
   });
@@ -113,12 +114,16 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await expect.poll(() => page.locator('#credits').textContent()).toMatch(/^Credits left: \d+$/);
   });
 
-  it('renders the API reference with the /jobs operations', async () => {
+  it('renders the API reference with the /jobs operations and their examples', async () => {
     await page.goto(`${server.origin}/docs`);
-    const operation = page
-      .locator('.opblock-summary-path', { hasText: /^\/api\/v1\/jobs$|^\/jobs$/ })
-      .first();
-    await operation.waitFor({ state: 'visible', timeout: 30_000 });
+    const create = page.locator('.opblock-post', {
+      has: page.locator('.opblock-summary-path', { hasText: /^\/api\/v1\/jobs$|^\/jobs$/ }),
+    });
+    await create.waitFor({ state: 'visible', timeout: 30_000 });
+    await create.locator('.opblock-summary').first().click();
+    // The request example of the spec's POST /jobs, and the 202 envelope it answers.
+    await create.getByText('images.example.com/cars/estate-front.jpg').first().waitFor({ timeout: 30_000 });
+    await expect(create.getByText('job_7kq2m9x4c8v1b6n3p5r0t2wz').count()).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'docs.png') });
   });
 
@@ -151,7 +156,11 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
         }),
       ).toEqual([3, 3]);
       await expect(page.locator('.batch .counts').first().textContent()).resolves.toMatch(/^3 of 3 done/);
-      await expect(page.getByRole('button', { name: 'Download results' }).isVisible()).resolves.toBe(true);
+      const downloaded = page.waitForEvent('download');
+      await page.getByRole('link', { name: 'Download results' }).click();
+      const zip = await readFile((await (await downloaded).path())!);
+      expect(zip.subarray(0, 2).toString()).toBe('PK');
+      expect((await downloaded).suggestedFilename()).toBe('three-cars-results.zip');
       await page
         .locator('.batch')
         .first()

@@ -13,6 +13,9 @@ const credits = $('#credits');
 const cards = $('#cards');
 
 keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
+// Remembered as it is typed (a tab closed before the field loses focus keeps it); the balance is read once
+// the field is left, not on every keystroke.
+keyInput.addEventListener('input', () => sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim()));
 keyInput.addEventListener('change', () => {
   sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
   refreshCredits();
@@ -191,6 +194,7 @@ async function runJob(file, mode, options) {
     }
     if (job.status === 'success') showOutput(card, file, job);
     else showError(card, job.error?.message ?? job.message ?? `The job was ${job.status}`);
+    if (job.quota) $('.card-credits', card).textContent = `Credits left: ${job.quota.remaining}`;
   } catch (error) {
     setStatus(card, 'failed');
     showError(card, error.message);
@@ -297,7 +301,14 @@ async function runBatch(archive, mode, options) {
         }
       });
     }
-    $('.download', card).addEventListener('click', () => downloadBatch(card, batch));
+    const download = $('.download', card);
+    download.href = `${API}/batches/${batch.id}/download`;
+    download.download = `${archive.name.replace(/\.zip$/i, '')}-results.zip`;
+    download.addEventListener('click', (event) => {
+      // The download needs the key in a header, which a plain link cannot send.
+      event.preventDefault();
+      downloadBatch(card, download);
+    });
     showBatch(card, batch);
     while (!TERMINAL_BATCH.has(batch.status)) {
       await sleep(1000);
@@ -348,11 +359,11 @@ function showBatch(card, batch) {
   );
 }
 
-/** The download needs the key, so it is fetched here rather than linked; 202 means "being built, ask again". */
-async function downloadBatch(card, batch) {
+/** Fetches the link's ZIP with the key and saves it; 202 means "being built, ask again". */
+async function downloadBatch(card, link) {
   try {
     for (;;) {
-      const response = await fetch(`${API}/batches/${batch.id}/download`, {
+      const response = await fetch(link.href, {
         credentials: 'same-origin',
         headers: authHeaders(),
       });
@@ -364,10 +375,11 @@ async function downloadBatch(card, batch) {
         const body = await response.json().catch(() => null);
         throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
       }
-      const link = document.createElement('a');
-      link.href = URL.createObjectURL(await response.blob());
-      link.download = `${batch.id}.zip`;
-      link.click();
+      const save = document.createElement('a');
+      save.href = URL.createObjectURL(await response.blob());
+      save.download = link.download;
+      save.click();
+      setTimeout(() => URL.revokeObjectURL(save.href), 60_000);
       return;
     }
   } catch (error) {

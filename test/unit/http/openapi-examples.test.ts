@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { JobInputSchema } from '#core/jobs/input.ts';
+import { buildOpenApiDocument } from '#http/openapi.ts';
+import { ERROR_EXAMPLES, type ExampleSet, OPERATION_EXAMPLES } from '#http/openapi-examples.ts';
+import { requestSchemas, responseSchemas } from '#http/schemas.ts';
+
+const schemaOf = (name: ExampleSet['schema']) =>
+  (name in responseSchemas
+    ? responseSchemas[name as keyof typeof responseSchemas]
+    : requestSchemas[name as keyof typeof requestSchemas]) as {
+    parse(value: unknown): unknown;
+    shape: Record<string, unknown>;
+  };
+
+const cases = Object.entries(OPERATION_EXAMPLES).flatMap(([operation, { request, responses }]) => [
+  ...Object.entries(request ?? {}).flatMap(([mediaType, set]) =>
+    Object.entries(set.examples).map(([name, example]) => ({
+      label: `${operation} ${mediaType} request "${name}"`,
+      set,
+      value: example.value,
+      kind: 'request' as const,
+    })),
+  ),
+  ...Object.entries(responses ?? {}).flatMap(([status, set]) =>
+    Object.entries(set.examples).map(([name, example]) => ({
+      label: `${operation} ${status} "${name}"`,
+      set,
+      value: example.value,
+      kind: 'response' as const,
+    })),
+  ),
+]);
+
+describe('examples of the OpenAPI document', () => {
+  it.each(cases.filter((c) => c.kind === 'response').map((c) => [c.label, c]))(
+    '%s is exactly what its response schema describes (no field missing, none unknown)',
+    (_, { set, value }) => {
+      // zod drops unknown fields, so an example with a field the contract does not have comes back different.
+      expect(schemaOf(set.schema).parse(value)).toEqual(value);
+    },
+  );
+
+  it.each(cases.filter((c) => c.kind === 'request').map((c) => [c.label, c]))(
+    '%s is accepted by the server’s own input schema and names only its fields',
+    (_, { set, value }) => {
+      expect(Object.keys(value as object).filter((k) => !(k in schemaOf(set.schema).shape))).toEqual([]);
+      if (set.schema === 'JobInput') expect(() => JobInputSchema.parse(value)).not.toThrow();
+      else schemaOf(set.schema).parse(value);
+    },
+  );
+
+  it('error examples carry the spec’s error body with the status of their response', () => {
+    const document = buildOpenApiDocument() as { components: { responses: Record<string, never> } };
+    for (const [name, { value }] of Object.entries(ERROR_EXAMPLES)) {
+      expect(responseSchemas.ErrorBody.parse(value)).toEqual(value);
+      expect(JSON.stringify(document.components.responses[name])).toContain(JSON.stringify(value));
+    }
+  });
+
+  it('puts the examples where a reader of POST /jobs and GET /jobs/{job_id} looks for them', () => {
+    // biome-ignore lint/suspicious/noExplicitAny: the test walks untyped JSON
+    const paths = buildOpenApiDocument().paths as any;
+    const create = paths['/jobs'].post;
+    expect(Object.keys(create.requestBody.content['application/json'].examples)).toContain('plate_from_url');
+    expect(create.responses['202'].content['application/json'].examples).toBeDefined();
+    expect(
+      Object.keys(paths['/jobs/{job_id}'].get.responses['200'].content['application/json'].examples),
+    ).toEqual(['plate_succeeded', 'analysis_succeeded', 'plate_failed']);
+  });
+});
