@@ -31,15 +31,15 @@ export type CreateJobInput = Omit<JobInputJson, 'mode'> & {
   file?: Upload;
   /** The custom background (JPG, PNG or WEBP); takes priority over `background`. */
   background_file?: Upload;
-  upload_id?: string;
 };
 
-export interface CreateBatchInput {
-  archive: Upload;
-  mode?: Exclude<Operation, 'analyze'>;
-  background?: string;
-  plate_color?: string;
-}
+/** The batch form the server validates (`BatchForm`), with `archive` as anything `Upload` takes. */
+export type CreateBatchInput = Omit<z.input<(typeof requestSchemas)['BatchForm']>, 'archive'> & {
+  archive?: Upload;
+};
+
+export type UploadCreated = Out<'UploadCreated'>;
+export type UploadContentType = z.input<(typeof requestSchemas)['UploadRequest']>['content_type'];
 
 export interface ClientOptions {
   /** The service root (`http://127.0.0.1:3000`) or its API base (`.../api/v1`). */
@@ -59,7 +59,7 @@ export interface WaitOptions<T> {
 }
 
 const TERMINAL_JOB: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled']);
-const TERMINAL_BATCH: ReadonlySet<string> = new Set(['completed', 'cancelled']);
+const TERMINAL_BATCH: ReadonlySet<string> = new Set(['completed', 'cancelled', 'failed']);
 
 /** Every non-2xx answer of the service, with the spec's error body (`code`, `message`). */
 export class PhotoJobsError extends Error {
@@ -227,14 +227,53 @@ export function createClient(options: ClientOptions) {
     } while (before !== null);
   }
 
+  /** A batch of a ZIP sent in the request (`archive`, up to 6 MB) or uploaded before (`upload_id`). */
   async function createBatch(input: CreateBatchInput): Promise<BatchCreated> {
-    const form = new FormData();
-    for (const name of ['mode', 'background', 'plate_color'] as const) {
-      if (input[name] !== undefined) form.append(name, input[name]);
+    const { archive, ...fields } = input;
+    if (!archive) {
+      return request('/batches', {
+        method: 'POST',
+        body: JSON.stringify(fields),
+        headers: { 'content-type': 'application/json' },
+      });
     }
-    const { blob, name } = await toBlob(input.archive, 'application/zip');
+    const form = new FormData();
+    for (const [name, value] of Object.entries(fields)) {
+      if (value !== undefined) form.append(name, String(value));
+    }
+    const { blob, name } = await toBlob(archive, 'application/zip');
     form.append('archive', blob, name.endsWith('.zip') ? name : `${name}.zip`);
     return request('/batches', { method: 'POST', body: form });
+  }
+
+  /**
+   * A direct upload (POST /uploads, then one PUT to the storage link it answers), for photos and archives
+   * too large to send in a request; name the returned `upload_id` in `createJob` or `createBatch`.
+   */
+  async function upload(
+    file: Upload,
+    init: { contentType?: UploadContentType; signal?: AbortSignal } = {},
+  ): Promise<UploadCreated> {
+    const guessed = typeof file === 'string' && /\.zip$/i.test(file) ? 'application/zip' : undefined;
+    const contentType =
+      init.contentType ?? guessed ?? (typeof file === 'string' ? imageTypeOf(file) : undefined);
+    const { blob, name } = await toBlob(file, contentType);
+    const type = contentType ?? (blob.type || 'image/jpeg');
+    const opened: UploadCreated = await request('/uploads', {
+      method: 'POST',
+      body: JSON.stringify({ content_type: type, filename: name, size: blob.size }),
+      headers: { 'content-type': 'application/json' },
+      signal: init.signal,
+    });
+    // The storage link carries its own signature: no key goes with it.
+    const response = await doFetch(opened.url, {
+      method: opened.method,
+      headers: opened.headers,
+      body: blob,
+      signal: init.signal,
+    });
+    if (!response.ok) throw await failure(response);
+    return opened;
   }
 
   const getBatch = async (batchId: string): Promise<Batch> =>
@@ -244,7 +283,10 @@ export function createClient(options: ClientOptions) {
     (await request<BatchEnvelope>(`/batches/${encodeURIComponent(batchId)}/${action}`, { method: 'POST' }))
       .batch;
 
-  /** Polls every second until the batch is `completed` or `cancelled` (a paused batch is still waited for). */
+  /**
+   * Polls every second until the batch is `completed`, `cancelled` or `failed` (its archive could not be
+   * unpacked); a paused batch is still waited for.
+   */
   async function waitForBatch(batchId: string, wait: WaitOptions<Batch> = {}): Promise<Batch> {
     const deadline = Date.now() + (wait.timeoutMs ?? 60 * 60_000);
     for (;;) {
@@ -284,6 +326,7 @@ export function createClient(options: ClientOptions) {
     retryJob: (jobId: string): Promise<JobEnvelope> =>
       request(`/jobs/${encodeURIComponent(jobId)}/retry`, { method: 'POST' }),
     createBatch,
+    upload,
     getBatch,
     controlBatch,
     waitForBatch,

@@ -143,7 +143,7 @@ const {
 } = paramsAndResource;
 const { url: _u, expires_in_days: _e, ...plateResource } = resource;
 
-const batch = (state: 'processing' | 'completed') => {
+const batch = (state: 'unpacking' | 'completed') => {
   const done = state === 'completed';
   const names = ['front.jpg', 'side/left.jpg', 'rear.jpg'];
   const jobIds = [
@@ -151,19 +151,18 @@ const batch = (state: 'processing' | 'completed') => {
     'job_5t7y9u1i3o5p7a9s1d3f5g7h',
     'job_8k0l2z4x6c8v0b2n4m6q8w0e',
   ];
-  const items = names.map((name, index) => {
-    const succeeded = done || index === 0;
-    const running = !done && index === 1;
-    return {
-      index,
-      name,
-      status: succeeded ? 'succeeded' : running ? 'processing' : 'queued',
-      job_id: succeeded || running ? jobIds[index]! : null,
-      attempts: succeeded || running ? 1 : 0,
-      error: null,
-      result: succeeded ? `/api/v1/results/${jobIds[index]}/result.jpg` : null,
-    };
-  });
+  // Items appear once the archive is unpacked.
+  const items = done
+    ? names.map((name, index) => ({
+        index,
+        name,
+        status: 'succeeded',
+        job_id: jobIds[index]!,
+        attempts: 1,
+        error: null,
+        result: `/api/v1/results/${jobIds[index]}/result.jpg`,
+      }))
+    : [];
   const path = `/api/v1/batches/${BATCH_ID}`;
   return {
     id: BATCH_ID,
@@ -176,17 +175,18 @@ const batch = (state: 'processing' | 'completed') => {
     counts: {
       total: 3,
       skipped: 0,
-      queued: done ? 0 : 1,
-      processing: done ? 0 : 1,
-      succeeded: done ? 3 : 1,
+      queued: 0,
+      processing: 0,
+      succeeded: done ? 3 : 0,
       failed: 0,
       cancelled: 0,
     },
-    cost_credits: done ? 15 : 5,
-    reserved_credits: done ? 0 : 5,
+    cost_credits: done ? 15 : 0,
+    reserved_credits: 0,
     archive: { name: 'cars.zip', bytes: 1_482_113 },
+    error: null,
     created_at: '2026-11-24T09:31:00.000Z',
-    started_at: '2026-11-24T09:31:00.120Z',
+    started_at: done ? '2026-11-24T09:31:00.920Z' : null,
     finished_at: done ? '2026-11-24T09:31:08.940Z' : null,
     items,
     links: {
@@ -286,8 +286,8 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   },
   'POST /batches': {
     responses: {
-      202: one('BatchCreated', 'Three photos, the first already done', {
-        batch: batch('processing'),
+      202: one('BatchCreated', 'Three photos, being unpacked', {
+        batch: batch('unpacking'),
         status_url: `/api/v1/batches/${BATCH_ID}`,
       }),
     },
@@ -348,7 +348,7 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
 export const ERROR_EXAMPLES: Record<string, Example> = {
   BadRequest: {
     summary: 'Two sources',
-    value: { code: 400, message: 'Send exactly one of file, url or asset_id', result: false },
+    value: { code: 400, message: 'Send exactly one of file, url, asset_id or upload_id', result: false },
   },
   Unauthorized: {
     summary: 'A wrong key',

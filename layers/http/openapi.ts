@@ -456,7 +456,9 @@ export const OPERATIONS: Record<string, OperationSpec> = {
       '`Retry-After` until it is ready; 500 when building it failed), and served from there. It holds ' +
       'each succeeded photo’s result under the photo’s own path, with the result’s extension, and ' +
       '`manifest.json` (every item: status, output names, error). 409 while the batch is processing or ' +
-      'paused (unless `partial=true`) and while no photo has succeeded.',
+      'paused (unless `partial=true`) and while no photo has succeeded. A request whose `Accept` names ' +
+      '`application/json` and not `application/zip` gets the link as JSON (200) instead of the redirect: a ' +
+      'browser page cannot read a redirect’s `Location`, and following it would send its key to the storage.',
     tag: 'Batches',
     auth: 'key',
     query: downloadBatchQuery,
@@ -469,6 +471,7 @@ export const OPERATIONS: Record<string, OperationSpec> = {
           'Retry-After': { description: 'Seconds to wait before asking again.', schema: { type: 'integer' } },
         },
       },
+      200: json('BatchDownloadLink', 'The link to the archive, for `Accept: application/json`.'),
       302: {
         description: 'Redirect to the ZIP archive.',
         headers: location('Presigned storage link to the archive, valid 15 minutes.'),

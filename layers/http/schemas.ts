@@ -541,6 +541,12 @@ const BatchCreated = z
     status_url: z.string().describe('Path of the batch, `/api/v1/batches/{batch_id}`.'),
   })
   .describe('A new batch: its first photos are already starting.');
+const BatchDownloadLink = z
+  .object({
+    url: z.string().describe('Presigned storage link to the ZIP archive; needs no key.'),
+    expires_in_seconds: z.int().describe('The link works this long (900).'),
+  })
+  .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 const BatchEnvelope = z
   .object({ batch: Batch })
   .describe('A batch, as GET and the control actions answer it.');
@@ -665,6 +671,7 @@ export const responseSchemas = {
   BatchItem,
   BatchCreated,
   BatchEnvelope,
+  BatchDownloadLink,
   UploadCreated,
   Quota,
   WebhookSetting,

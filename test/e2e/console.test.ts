@@ -160,7 +160,7 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
       await page.getByRole('link', { name: 'Download results' }).click();
       const zip = await readFile((await (await downloaded).path())!);
       expect(zip.subarray(0, 2).toString()).toBe('PK');
-      expect((await downloaded).suggestedFilename()).toBe('three-cars-results.zip');
+      expect((await downloaded).suggestedFilename()).toMatch(/\.zip$/);
       await page
         .locator('.batch')
         .first()

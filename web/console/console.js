@@ -1,7 +1,7 @@
 // The web console: plain browser JavaScript over the public API, same origin, nothing loaded from elsewhere.
 const API = `${location.origin}/api/v1`;
 const TERMINAL_JOB = new Set(['success', 'failed', 'cancelled']);
-const TERMINAL_BATCH = new Set(['completed', 'cancelled']);
+const TERMINAL_BATCH = new Set(['completed', 'cancelled', 'failed']);
 const KEY_STORAGE = 'photo-jobs.api-key';
 
 const $ = (selector, root = document) => root.querySelector(selector);
@@ -337,6 +337,7 @@ function showBatch(card, batch) {
     `${done} of ${total} done: ${succeeded} succeeded, ${failed} failed, ${skipped} skipped, ` +
     `${cancelled} cancelled; ${processing} processing, ${queued} queued`;
   const finished = TERMINAL_BATCH.has(batch.status);
+  if (batch.error?.message) showError(card, batch.error.message);
   $('[data-action="pause"]', card).disabled = finished || batch.status === 'paused';
   $('[data-action="resume"]', card).disabled = batch.status !== 'paused';
   $('[data-action="cancel"]', card).disabled = finished;
@@ -359,27 +360,27 @@ function showBatch(card, batch) {
   );
 }
 
-/** Fetches the link's ZIP with the key and saves it; 202 means "being built, ask again". */
+/**
+ * The download needs the key in a header, so the console asks for the archive's storage link as JSON
+ * (202: being built, ask again) and then opens that link, which needs no key.
+ */
 async function downloadBatch(card, link) {
   try {
     for (;;) {
       const response = await fetch(link.href, {
         credentials: 'same-origin',
-        headers: authHeaders(),
+        headers: { ...authHeaders(), Accept: 'application/json' },
       });
+      const body = await response.json().catch(() => null);
       if (response.status === 202) {
         await sleep(Number(response.headers.get('retry-after') ?? 1) * 1000);
         continue;
       }
-      if (!response.ok) {
-        const body = await response.json().catch(() => null);
-        throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
-      }
+      if (!response.ok) throw new Error(body?.message ?? `${response.status} ${response.statusText}`);
       const save = document.createElement('a');
-      save.href = URL.createObjectURL(await response.blob());
+      save.href = body.url;
       save.download = link.download;
       save.click();
-      setTimeout(() => URL.revokeObjectURL(save.href), 60_000);
       return;
     }
   } catch (error) {

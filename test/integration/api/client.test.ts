@@ -82,12 +82,20 @@ describe.skipIf(!hasShared)('photo-jobs/client and the CLI against npm start', (
 
   it('lists every job across pages and reports errors with the spec’s status, code and message', async () => {
     const client = createClient({ baseUrl: `${server.origin}/api/v1`, apiKey: key });
-    const mine = await client.createJob({ mode: 'analyze', file: photo('br/AYO9034.jpg') });
-    await client.waitForJob(mine.id);
+    // The photo as bytes, and as a direct upload named by its upload_id.
+    const fromBytes = await client.createJob({
+      mode: 'analyze',
+      file: await readFile(photo('br/AYO9034.jpg')),
+    });
+    const uploaded = await client.upload(photo('br/FZB9581.jpg'));
+    const fromUpload = await client.createJob({ mode: 'analyze', upload_id: uploaded.upload_id });
+    for (const job of [fromBytes, fromUpload]) {
+      expect((await client.waitForJob(job.id)).output?.analysis?.photo_type.value).toBe('exterior');
+    }
     const ids: string[] = [];
     for await (const job of client.listJobs({ pageSize: 1 })) ids.push(job.id);
-    expect(ids).toHaveLength(2);
-    expect(ids[0]).toBe(mine.id);
+    expect(ids).toHaveLength(3);
+    expect(ids.slice(0, 2)).toEqual([fromUpload.id, fromBytes.id]);
 
     const stranger = createClient({ baseUrl: server.origin, apiKey: 'pjk_not_a_key_of_this_server_000000' });
     const error = await stranger.getQuota().catch((caught: unknown) => caught);

@@ -50,7 +50,9 @@ describe('examples of the OpenAPI document', () => {
   );
 
   it('error examples carry the spec’s error body with the status of their response', () => {
-    const document = buildOpenApiDocument() as { components: { responses: Record<string, never> } };
+    const document = buildOpenApiDocument() as unknown as {
+      components: { responses: Record<string, never> };
+    };
     for (const [name, { value }] of Object.entries(ERROR_EXAMPLES)) {
       expect(responseSchemas.ErrorBody.parse(value)).toEqual(value);
       expect(JSON.stringify(document.components.responses[name])).toContain(JSON.stringify(value));
