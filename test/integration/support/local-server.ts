@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { expectDocumented } from './contract.ts';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const SHARED = path.resolve(REPO_ROOT, '..', 'shared');
@@ -114,18 +115,21 @@ export interface ApiResponse {
 }
 
 export function api(server: RunningServer, key?: string) {
+  const apiPath = new URL(server.baseUrl).pathname;
   const headers = (extra: Record<string, string> = {}) => ({
     ...(key ? { 'x-api-key': key } : {}),
     ...extra,
   });
-  const parse = async (response: Response): Promise<ApiResponse> => ({
-    status: response.status,
-    body: (await response.json()) as JsonBody,
-  });
+  const parse = async (response: Response, method = 'GET'): Promise<ApiResponse> => {
+    const body = (await response.json()) as JsonBody;
+    expectDocumented(method, new URL(response.url).pathname.slice(apiPath.length), response.status, body);
+    return { status: response.status, body };
+  };
   return {
     async postForm(route: string, form: FormData, extra?: Record<string, string>) {
       return parse(
         await fetch(`${server.baseUrl}${route}`, { method: 'POST', body: form, headers: headers(extra) }),
+        'POST',
       );
     },
     async postJson(route: string, body: unknown, extra?: Record<string, string>) {
@@ -135,6 +139,7 @@ export function api(server: RunningServer, key?: string) {
           body: JSON.stringify(body),
           headers: headers({ 'content-type': 'application/json', ...extra }),
         }),
+        'POST',
       );
     },
     async get(route: string, extra?: Record<string, string>) {
