@@ -122,7 +122,9 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await create.waitFor({ state: 'visible', timeout: 30_000 });
     await create.locator('.opblock-summary').first().click();
     // The request example of the spec's POST /jobs, and the 202 envelope it answers.
-    await create.getByText('images.example.com/cars/estate-front.jpg').first().waitFor({ timeout: 30_000 });
+    const example = create.getByText('images.example.com/cars/estate-front.jpg').first();
+    await example.waitFor({ timeout: 30_000 });
+    await example.scrollIntoViewIfNeeded();
     await expect(create.getByText('job_7kq2m9x4c8v1b6n3p5r0t2wz').count()).resolves.toBeGreaterThan(0);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'docs.png') });
   });
