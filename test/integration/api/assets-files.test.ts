@@ -36,7 +36,7 @@ describe('assets and files on the local server', () => {
 
   beforeAll(async () => {
     server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'true' });
-    smallJpeg = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#808080' } })
+    smallJpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } })
       .jpeg()
       .toBuffer();
     const endpoints = await readRunningStack(server.dataDir);
