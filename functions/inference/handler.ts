@@ -1,7 +1,11 @@
 import { deps } from '#aws/wiring.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
-import { type InferenceResult, type OperationRunner, runInference } from '#core/use-cases/run-inference.ts';
-import type { WorkOrder } from '#core/use-cases/run-workflow.ts';
+import {
+  type InferenceResult,
+  type OperationRunner,
+  runInference,
+  type WorkOrder,
+} from '#core/use-cases/run-inference.ts';
 import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
 
 let runner: OperationRunner | undefined;

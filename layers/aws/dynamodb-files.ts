@@ -7,7 +7,8 @@ import {
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { type Asset, assetForgottenAt } from '#core/files/assets.ts';
+import type { Asset } from '#core/files/asset.ts';
+import { assetForgottenAt } from '#core/files/assets.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
 import { doc, epochSeconds, type Item, isExpired, num, seqSortKey } from './dynamodb-items.ts';

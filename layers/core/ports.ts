@@ -2,7 +2,7 @@ import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './archive/limit
 import type { Batch, BatchItem } from './batches/batch.ts';
 import type { CreditAccount } from './credits/credits.ts';
 import type { LedgerEntry } from './credits/ledger.ts';
-import type { Asset } from './files/assets.ts';
+import type { Asset } from './files/asset.ts';
 import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';

@@ -3,12 +3,12 @@ import type { Operation } from '#core/jobs/job.ts';
 import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
 import { HEADS, MODELS, type ModelId } from '#models/manifest.ts';
 import { type ModelCache, type ModelOptions, modelCache } from './models.ts';
+import type { OperationInput } from './operation-input.ts';
 import { analyzeOperation } from './operations/analyze.ts';
 import { backgroundOperation, studioBackgroundOperation } from './operations/background.ts';
 import { backgroundMaskOperation, plateMaskOperation } from './operations/masks.ts';
 import { plateOperation } from './operations/plate.ts';
 
-export type OperationInput = Parameters<OperationRunner['run']>[1];
 type OperationImpl = (models: ModelCache, input: OperationInput) => Promise<OperationResult>;
 
 /** One module per operation under ./operations; an operation without one fails honestly. */

@@ -27,7 +27,7 @@ import {
   score,
 } from '#models/fit-analyze-head.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
-import type { OperationInput } from '#vision/operation-runner.ts';
+import type { OperationInput } from '#vision/operation-input.ts';
 import { analyzeHead, analyzeModels } from '#vision/operations/analyze.ts';
 import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { plateDetector } from '#vision/operations/plate.ts';

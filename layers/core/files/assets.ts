@@ -4,6 +4,7 @@ import { newJobId } from '../jobs/ids.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { AssetRepository, Clock, ObjectStore } from '../ports.ts';
+import type { Asset } from './asset.ts';
 import type { FileRecord } from './files.ts';
 
 /** Assets live as long as the bucket keeps `assets/` (its lifecycle rule deletes them after 7 days). */
@@ -13,22 +14,6 @@ export const ASSET_REMEMBERED_DAYS = 7;
 
 const DAY_MS = 24 * 3600 * 1000;
 export const addDays = (from: Date, days: number): Date => new Date(from.getTime() + days * DAY_MS);
-
-/** A reusable source image (spec 2.5). */
-export interface Asset {
-  id: string;
-  ownerId: string;
-  /** The File that lists this asset among its owner's files (spec 2.6). */
-  fileId: number;
-  /** Storage key of the bytes, under `assets/<id>/`. */
-  key: string;
-  originalName: string;
-  contentType: ImageType;
-  bytes: number;
-  sha256: string;
-  createdAt: string;
-  expiresAt: string;
-}
 
 const ASSET_ID = /^ast_[0-9a-z]{24}$/;
 

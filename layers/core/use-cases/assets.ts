@@ -1,7 +1,7 @@
 import { BadRequestError } from '../errors.ts';
+import type { Asset } from '../files/asset.ts';
 import {
   ASSET_TTL_DAYS,
-  type Asset,
   addDays,
   assetFileRecord,
   cleanOriginalName,

@@ -2,7 +2,6 @@ import { resultPath } from '../jobs/envelope.ts';
 import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
-import type { WorkOrder } from './run-workflow.ts';
 
 /** Which field of the job output a produced file is published under. */
 export type OutputRole = 'url' | 'plate_mask_url' | 'background_mask_url' | 'mask_url';
@@ -28,6 +27,17 @@ export interface OperationRunner {
       tenant?: string;
     },
   ): Promise<OperationResult>;
+}
+
+/** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
+export interface WorkOrder {
+  jobId: string;
+  /** Whose job it is: the inference cache tells a tenant only about its own earlier results. */
+  ownerId?: string;
+  operation: Operation;
+  source: { key: string; contentType: string; sha256: string };
+  params: JobParams;
+  resultPrefix: string;
 }
 
 export interface InferenceResult {

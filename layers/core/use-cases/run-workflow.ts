@@ -1,22 +1,11 @@
 import { JobCancelledError, jobErrorFromFailure } from '../errors.ts';
-import type { Job, JobParams, Operation } from '../jobs/job.ts';
+import type { Job } from '../jobs/job.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
 import type { Clock, FileRepository, JobRepository } from '../ports.ts';
 import { registerResultFiles } from './files.ts';
-import type { InferenceResult } from './run-inference.ts';
+import type { InferenceResult, WorkOrder } from './run-inference.ts';
 import { settlementOf, updateJob } from './update-job.ts';
-
-/** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
-export interface WorkOrder {
-  jobId: string;
-  /** Whose job it is: the inference cache tells a tenant only about its own earlier results. */
-  ownerId?: string;
-  operation: Operation;
-  source: { key: string; contentType: string; sha256: string };
-  params: JobParams;
-  resultPrefix: string;
-}
 
 export interface WorkflowDeps {
   jobs: JobRepository;

@@ -21,7 +21,7 @@ import { createCarDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
 import { type DecodedImage, decodeSource } from '../image-io.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-runner.ts';
+import type { OperationInput } from '../operation-input.ts';
 import type { PlateDetector } from '../plate-detector.ts';
 import { plateDetector } from './plate.ts';
 

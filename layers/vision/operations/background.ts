@@ -16,7 +16,7 @@ import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-runner.ts';
+import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';

@@ -7,7 +7,7 @@ import { assertUsableMatte, type Matte, matteStats } from '#core/vision/matte.ts
 import { type DecodedImage, decodeSource } from '#vision/image-io.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-runner.ts';
+import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { plateDetector } from './plate.ts';
 

@@ -1,6 +1,6 @@
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-runner.ts';
+import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
 import { hidePlates } from './hide-plates.ts';
 

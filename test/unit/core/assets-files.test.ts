@@ -6,8 +6,8 @@ import {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '#core/errors.ts';
+import type { Asset } from '#core/files/asset.ts';
 import {
-  type Asset,
   cleanOriginalName,
   nameFromUrl,
   openAsset,
