@@ -1,0 +1,165 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+/**
+ * The rooms of house-style.md and the one direction their arrows run: functions -> layers/{http,aws,vision}
+ * -> layers/core. A failure here names the import and the rule it breaks, so the rule is learned from the
+ * check rather than from a review.
+ */
+const REPO = path.resolve(import.meta.dirname, '..', '..');
+const SUBPATHS: Record<string, string> = {
+  '#core/': 'layers/core/',
+  '#aws/': 'layers/aws/',
+  '#vision/': 'layers/vision/',
+  '#http/': 'layers/http/',
+  '#models/': 'models/',
+};
+
+const roomOf = (file: string): string => {
+  const [top, second] = file.split('/');
+  if (top === 'layers') return second!.endsWith('.ts') ? 'layers/config' : `layers/${second}`;
+  return top!;
+};
+
+/** What each room may import from other rooms (its own room is always allowed). */
+const ALLOWED: Record<string, readonly string[]> = {
+  'layers/core': [],
+  'layers/config': ['layers/core'],
+  'layers/aws': ['layers/core', 'layers/config'],
+  'layers/http': ['layers/core', 'layers/config'],
+  'layers/vision': ['layers/core', 'layers/config', 'models'],
+  models: ['layers/core'],
+  functions: ['layers/core', 'layers/config', 'layers/aws', 'layers/http', 'layers/vision', 'models'],
+  lib: ['layers/core'],
+  client: ['layers/core', 'layers/http'],
+  local: [
+    'layers/core',
+    'layers/config',
+    'layers/aws',
+    'layers/http',
+    'layers/vision',
+    'models',
+    'functions',
+    'lib',
+  ],
+  bin: [
+    'layers/core',
+    'layers/config',
+    'layers/aws',
+    'layers/http',
+    'layers/vision',
+    'models',
+    'lib',
+    'local',
+    'client',
+  ],
+};
+
+/**
+ * Known exceptions, each with the issue that removes it. Keep this list short; an entry whose import is gone
+ * fails the test, so it cannot outlive its reason.
+ */
+const EXCEPTIONS: ReadonlyArray<{ from: string; to: string; why: string }> = [
+  {
+    from: 'layers/aws/wiring.ts',
+    to: 'layers/http',
+    why: 'the composition root still lives among the adapters; issue 12 moves it out (narrow wiring per function)',
+  },
+  {
+    from: 'models/fit-analyze-head.ts',
+    to: 'layers/vision',
+    why: 'a training tool, not model metadata; issue 15 moves it to tools/',
+  },
+];
+
+/** Packages the pure domain must not use: it is the part that runs the same everywhere. */
+const NOT_IN_CORE = /^(@aws-sdk\/|sharp$|onnxruntime-node$|@middy\/)/;
+
+const sources = execFileSync('git', ['ls-files', '*.ts'], { cwd: REPO, encoding: 'utf8' })
+  .split('\n')
+  .filter((file) => file && !file.startsWith('test/') && roomOf(file) in ALLOWED);
+
+function resolveImport(from: string, specifier: string): string | null {
+  for (const [prefix, dir] of Object.entries(SUBPATHS)) {
+    if (specifier.startsWith(prefix)) return dir + specifier.slice(prefix.length);
+  }
+  if (specifier === '#config') return 'layers/config.ts';
+  if (specifier.startsWith('.'))
+    return path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+  return null;
+}
+
+const imports = new Map(
+  sources.map((file) => {
+    const text = readFileSync(path.join(REPO, file), 'utf8');
+    const { importedFiles } = ts.preProcessFile(text, true, true);
+    return [file, { text, specifiers: importedFiles.map((entry) => entry.fileName) }] as const;
+  }),
+);
+
+describe('architecture', () => {
+  it('imports across rooms only in the allowed direction', () => {
+    const broken: string[] = [];
+    const usedExceptions = new Set<string>();
+    for (const [file, { specifiers }] of imports) {
+      for (const specifier of specifiers) {
+        const target = resolveImport(file, specifier);
+        if (!target || target.startsWith('test/')) continue;
+        const [from, to] = [roomOf(file), roomOf(target)];
+        if (from === to || ALLOWED[from]!.includes(to)) continue;
+        const exception = EXCEPTIONS.find((entry) => entry.from === file && entry.to === to);
+        if (exception) {
+          usedExceptions.add(`${exception.from} -> ${exception.to}`);
+          continue;
+        }
+        broken.push(
+          `${file} imports ${specifier}: ${from} may import only ${[from, ...ALLOWED[from]!].join(', ')}`,
+        );
+      }
+    }
+    expect(broken).toEqual([]);
+    expect(
+      EXCEPTIONS.map((entry) => `${entry.from} -> ${entry.to}`).filter((key) => !usedExceptions.has(key)),
+    ).toEqual([]);
+  });
+
+  it('keeps the domain pure: no AWS SDK, sharp, onnxruntime or middy, and no process.env in layers/core', () => {
+    const impure: string[] = [];
+    for (const [file, { text, specifiers }] of imports) {
+      if (roomOf(file) !== 'layers/core') continue;
+      for (const specifier of specifiers)
+        if (NOT_IN_CORE.test(specifier)) impure.push(`${file} imports ${specifier}`);
+      if (/\bprocess\.env\b/.test(text))
+        impure.push(`${file} reads process.env (config.ts is its only reader)`);
+    }
+    expect(impure).toEqual([]);
+  });
+
+  it('has no import circles between files', () => {
+    const graph = new Map(
+      [...imports].map(([file, { specifiers }]) => [
+        file,
+        specifiers
+          .map((specifier) => resolveImport(file, specifier))
+          .filter((target) => target && imports.has(target)),
+      ]),
+    );
+    const circles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const visit = (file: string, trail: string[]) => {
+      if (state.get(file) === 'done') return;
+      if (state.get(file) === 'open') {
+        circles.push([...trail.slice(trail.indexOf(file)), file].join(' -> '));
+        return;
+      }
+      state.set(file, 'open');
+      for (const next of graph.get(file) ?? []) visit(next!, [...trail, file]);
+      state.set(file, 'done');
+    };
+    for (const file of graph.keys()) visit(file, []);
+    expect(circles).toEqual([]);
+  });
+});
