@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { errorNames } from '../layers/core/error-names.ts';
+import { STORAGE_PREFIXES } from '../layers/core/storage-layout.ts';
 
 /** Absolute path of the repository root; handler paths below are relative to it. */
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -153,19 +154,8 @@ export const table = {
 } as const;
 
 /** Key prefixes in the bucket and how long objects under each live. */
-export const bucketPrefixes = {
-  sources: { prefix: 'sources/', expireDays: 7 },
-  results: { prefix: 'results/', expireDays: 30 },
-  assets: { prefix: 'assets/', expireDays: 7 },
-  /** A batch's extracted photos and its download archives (docs/decisions.md, Batches). */
-  batches: { prefix: 'batches/', expireDays: 30 },
-  /** Results kept by content hash so a repeated photo is not inferred again (`inference_cached`). */
-  cache: { prefix: 'cache/', expireDays: 30 },
-  /** Direct uploads (POST /uploads): usable for 24 hours, so two days is plenty. */
-  uploads: { prefix: 'uploads/', expireDays: 2 },
-  /** Backgrounds stored on API keys (spec 2.1): kept as long as the key, so no expiry rule. */
-  keys: { prefix: 'keys/', expireDays: null },
-} as const;
+/** The bucket's prefixes and their lifetimes: owned by the code's storage layout, read here for the bucket. */
+export const bucketPrefixes = STORAGE_PREFIXES;
 
 export const abortIncompleteUploadsAfterDays = 1;
 

@@ -1,5 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
+import { STORAGE_PREFIXES } from '../../layers/core/storage-layout.ts';
 import { resourcesOfType, synthesize } from './templates.ts';
 
 const { data, dataJson } = synthesize();
@@ -84,6 +85,25 @@ describe('DataStack bucket', () => {
       }),
     );
     for (const rule of rules) expect(rule.Status).toBe('Enabled');
+  });
+
+  it('has one lifecycle rule per expiring area of the storage layout the code writes to, and none other', () => {
+    const [[, bucket] = []] = resourcesOfType(dataJson, 'AWS::S3::Bucket');
+    const lifecycle = bucket?.Properties.LifecycleConfiguration as
+      | { Rules: Record<string, unknown>[] }
+      | undefined;
+    const rules = lifecycle?.Rules ?? [];
+    const expiryByPrefix = Object.fromEntries(
+      rules.filter((rule) => rule.Prefix).map((rule) => [rule.Prefix, rule.ExpirationInDays]),
+    );
+    const expected = Object.fromEntries(
+      Object.values(STORAGE_PREFIXES)
+        .filter((area) => area.expireDays !== null)
+        .map((area) => [area.prefix, area.expireDays]),
+    );
+    expect(expiryByPrefix).toEqual(expected);
+    // What is kept as long as its owner (keys/) has no rule at all.
+    expect(Object.keys(expiryByPrefix)).not.toContain(STORAGE_PREFIXES.keys.prefix);
   });
 
   it('allows cross-origin GET, and PUT for direct uploads', () => {

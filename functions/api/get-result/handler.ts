@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { deps } from '#aws/wiring.ts';
 import { NotFoundError } from '#core/errors.ts';
+import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
 
@@ -20,5 +21,5 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     if (!JOB_ID.test(jobId) || !RESULT_NAME.test(name)) throw new NotFoundError('No such result');
     const job = await deps().jobs.get(jobId);
     if (job?.status !== 'success') throw new NotFoundError('No such result');
-    return redirect(await deps().objects.presignGet(`results/${jobId}/${name}`, LINK_LIFETIME_SECONDS));
+    return redirect(await deps().objects.presignGet(storageKeys.result(jobId, name), LINK_LIFETIME_SECONDS));
   });

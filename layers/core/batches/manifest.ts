@@ -1,3 +1,4 @@
+import { storageKeys } from '../storage-layout.ts';
 import { type Batch, type BatchItem, batchCounts, isFinished, itemStatusOf } from './batch.ts';
 
 export const MANIFEST_NAME = 'manifest.json';
@@ -32,7 +33,7 @@ export function archivedOutputs(batch: Batch, items: BatchItem[]): ArchivedOutpu
       let name = `${stem}${role}${extension}`;
       for (let n = 2; taken.has(name.toLowerCase()); n++) name = `${stem}${role}-${n}${extension}`;
       taken.add(name.toLowerCase());
-      outputs.push({ item: item.index, key: `results/${outcome.jobId}/${file}`, name });
+      outputs.push({ item: item.index, key: storageKeys.result(outcome.jobId, file), name });
     });
   }
   return outputs;

@@ -4,11 +4,12 @@ import { newJobId } from '../jobs/ids.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { AssetRepository, Clock, ObjectStore } from '../ports.ts';
+import { STORAGE_PREFIXES } from '../storage-layout.ts';
 import type { Asset } from './asset.ts';
 import type { FileRecord } from './files.ts';
 
 /** Assets live as long as the bucket keeps `assets/` (its lifecycle rule deletes them after 7 days). */
-export const ASSET_TTL_DAYS = 7;
+export const ASSET_TTL_DAYS = STORAGE_PREFIXES.assets.expireDays;
 /** How long after expiry a record is kept, so a late reference answers 410 "expired" rather than 404. */
 export const ASSET_REMEMBERED_DAYS = 7;
 

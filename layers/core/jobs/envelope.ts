@@ -1,10 +1,11 @@
 import type { CreditAccount } from '../credits/credits.ts';
 import { ANALYSIS_COST, EDIT_COST } from '../credits/credits.ts';
+import { STORAGE_PREFIXES } from '../storage-layout.ts';
 import type { Job } from './job.ts';
 
 export const API_PREFIX = '/api/v1';
 /** Results live this long (the bucket's lifecycle rule deletes them afterwards). */
-export const RESULT_TTL_DAYS = 30;
+export const RESULT_TTL_DAYS = STORAGE_PREFIXES.results.expireDays;
 
 export const jobPath = (jobId: string): string => `${API_PREFIX}/jobs/${jobId}`;
 export const resultPath = (jobId: string, name: string): string => `${API_PREFIX}/results/${jobId}/${name}`;

@@ -1,4 +1,5 @@
 import { newJobId } from '../jobs/ids.ts';
+import { storageKeys } from '../storage-layout.ts';
 
 /**
  * A direct upload (POST /uploads): the client PUTs its file straight to storage with a presigned URL,
@@ -56,7 +57,7 @@ const EXTENSIONS: Record<UploadContentType, string> = {
 
 /** The key says nothing the caller chose but the extension of the declared type. */
 export const uploadKey = (id: string, contentType: UploadContentType): string =>
-  `uploads/${id}/upload.${EXTENSIONS[contentType]}`;
+  storageKeys.upload(id, EXTENSIONS[contentType]);
 
 /** The answer of POST /uploads. */
 export const uploadResource = (upload: Upload, url: string) => ({

@@ -20,6 +20,7 @@ import type {
   UploadRepository,
   UploadTargets,
 } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import { type CheckedImage, checkImage } from './create-job.ts';
 import { readUploadedPhoto } from './uploads.ts';
 
@@ -72,7 +73,7 @@ export async function createAsset(deps: CreateAssetDeps, caller: Caller, source:
     id,
     ownerId: ownerIdOf(caller),
     fileId: await deps.files.nextId(),
-    key: `assets/${id}/${storageName(originalName, image.type)}`,
+    key: storageKeys.asset(id, storageName(originalName, image.type)),
     originalName,
     contentType: image.type,
     bytes: image.file.bytes.length,

@@ -7,6 +7,7 @@ import type { Operation } from '../jobs/job.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
 import type { AccountRepository, ArchiveReader, ArchiveWorkflow, ObjectStore } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import type { BatchDeps } from './advance-batch.ts';
 
 export interface CreateBatchDeps extends BatchDeps {
@@ -66,7 +67,7 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
   let stored: StoredArchive;
   if (request.archive.kind === 'file') {
     const { file } = request.archive;
-    stored = { key: `batches/${batchId}/archive.zip`, bytes: file.bytes.length, filename: file.filename };
+    stored = { key: storageKeys.batchArchive(batchId), bytes: file.bytes.length, filename: file.filename };
     await deps.objects.put(stored.key, file.bytes, 'application/zip');
   } else {
     if (!deps.openUpload) throw new BadRequestError('upload_id is not accepted here');

@@ -26,6 +26,7 @@ import type {
   UploadTargets,
   WorkflowStarter,
 } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import { startOrFail } from './control-job.ts';
 import { readUploadedPhoto } from './uploads.ts';
 
@@ -93,8 +94,8 @@ export async function createJob(
 
   const now = deps.clock.now();
   const jobId = newJobId();
-  const sourceKey = `sources/${jobId}/source.${extensionOf(source.type)}`;
-  const backgroundKey = background ? `sources/${jobId}/background.${extensionOf(background.type)}` : null;
+  const sourceKey = storageKeys.source(jobId, extensionOf(source.type));
+  const backgroundKey = background ? storageKeys.jobBackground(jobId, extensionOf(background.type)) : null;
   const job: Job = {
     id: jobId,
     seq: newSequence(now.getTime()),

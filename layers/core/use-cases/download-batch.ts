@@ -11,6 +11,7 @@ import type {
   ObjectStreams,
   ZipSource,
 } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import { getOwnBatch } from './control-batch.ts';
 
 export interface DownloadDeps {
@@ -37,7 +38,7 @@ export const DOWNLOAD_RETRY_AFTER_SECONDS = 2;
  */
 const BUILD_WINDOW_MS = 5 * 60_000;
 
-const downloadKey = (batch: Batch): string => `batches/${batch.id}/download-${batch.revision}.zip`;
+const downloadKey = (batch: Batch): string => storageKeys.batchDownload(batch.id, batch.revision);
 
 export type DownloadAnswer =
   | { ready: true; url: string; key: string }

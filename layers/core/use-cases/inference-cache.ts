@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import { NotFoundError } from '../errors.ts';
 import type { Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import type { OperationResult, OperationRunner } from './run-inference.ts';
 
-export const INFERENCE_CACHE_PREFIX = 'cache/';
+export const INFERENCE_CACHE_PREFIX = storageKeys.cachePrefix;
 
 interface CacheEntry {
   files: Array<{ name: string; roles: OperationResult['files'][number]['roles']; contentType: string }>;

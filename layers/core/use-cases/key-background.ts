@@ -1,6 +1,7 @@
 import { NotFoundError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { extensionOf, sniffImageType } from '../images.ts';
 import type { ApiKeyRepository, ObjectStore } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 
 /**
  * Store (or with `null`, forget) the background image a key uses for `studio_background` when a request
@@ -22,7 +23,7 @@ export async function setKeyBackground(
     }
     const type = sniffImageType(bytes);
     if (!type) throw new UnsupportedMediaTypeError('The background is not a JPG, PNG or WEBP image');
-    backgroundFileKey = `keys/${keyId}/background.${extensionOf(type)}`;
+    backgroundFileKey = storageKeys.keyBackground(keyId, extensionOf(type));
     await deps.objects.put(backgroundFileKey, bytes, type);
   }
   await deps.keys.updateDefaults(keyId, { ...record.defaults, backgroundFileKey });

@@ -3,6 +3,7 @@ import type { Job } from '../jobs/job.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
 import type { Clock, FileRepository, JobRepository } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import { registerResultFiles } from './files.ts';
 import type { InferenceResult, WorkOrder } from './run-inference.ts';
 import { settlementOf, updateJob } from './update-job.ts';
@@ -39,7 +40,7 @@ export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<Wor
     operation: job.operation,
     source: { key: job.source.key, contentType: job.source.contentType, sha256: job.source.sha256 },
     params: job.params,
-    resultPrefix: `results/${job.id}/`,
+    resultPrefix: storageKeys.resultPrefix(job.id),
   };
 }
 

@@ -14,6 +14,7 @@ import { imageProblem } from '../image-limits.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
 import type { JobError } from '../jobs/job.ts';
 import type { ArchiveReader, ObjectStore, OpenedArchive } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
 import { advanceBatch, type BatchDeps } from './advance-batch.ts';
 
 export interface UnpackDeps extends BatchDeps {
@@ -57,7 +58,7 @@ export async function unpackBatch(deps: UnpackDeps, batchId: string): Promise<Ba
       for (let next = pending.shift(); next; next = pending.shift()) {
         const { entry, index } = next;
         const key = (type: ImageType) =>
-          `batches/${batchId}/items/${index}/${storageName(entry.name.split('/').pop()!, type)}`;
+          storageKeys.batchItem(batchId, index, storageName(entry.name.split('/').pop()!, type));
         const found = await classify(deps, archive, entry, budget, key);
         items[index] = {
           batchId,
