@@ -8,8 +8,9 @@ const flag = z
 const optionalUrl = z.string().url().optional();
 
 const ConfigSchema = z.object({
-  TABLE_NAME: z.string().min(1),
-  BUCKET_NAME: z.string().min(1),
+  /** Set only for the functions whose role reaches the table or the bucket (the inference one has no table). */
+  TABLE_NAME: z.string().min(1).optional(),
+  BUCKET_NAME: z.string().min(1).optional(),
   STATE_MACHINE_ARN: z.string().min(1).optional(),
   /** The archive workflow: unpacks batch archives and builds their downloads. */
   ARCHIVE_STATE_MACHINE_ARN: z.string().min(1).optional(),
@@ -26,6 +27,9 @@ const ConfigSchema = z.object({
     .union([z.literal(''), z.string().regex(/^[0-9a-f]{64}$/)])
     .optional()
     .transform((value) => value || undefined),
+  /** Where the master key itself is kept, read and hashed at cold start (layers/aws/master-key.ts). */
+  MASTER_KEY_SECRET_ARN: z.string().min(1).optional(),
+  MASTER_KEY_PARAMETER_NAME: z.string().min(1).optional(),
   MODELS_DIR: z.string().optional(),
   /** Largest accepted source or background image, in bytes. */
   MAX_SOURCE_BYTES: z.coerce

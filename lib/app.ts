@@ -43,13 +43,10 @@ function cdkJsonContext(): Record<string, unknown> {
   return { ...cdkJson.context };
 }
 
-export function buildApp(options: BuildOptions = {}): {
-  app: App;
-  dataStack: DataStack;
-  serviceStack: ServiceStack;
-} {
+/** An App with the project's feature flags; `bundle: false` skips esbuild and asset staging. */
+export function createApp(options: BuildOptions = {}): App {
   const bundle = options.bundle ?? true;
-  const app = new App({
+  return new App({
     outdir: options.outdir,
     context: {
       // Locks in today's behaviour and silences CDK's warning; cdk.json may override it.
@@ -63,6 +60,14 @@ export function buildApp(options: BuildOptions = {}): {
     analyticsReporting: false,
     builtinCloudFormationValidation: options.validate ?? true,
   });
+}
+
+export function buildApp(options: BuildOptions = {}): {
+  app: App;
+  dataStack: DataStack;
+  serviceStack: ServiceStack;
+} {
+  const app = createApp(options);
   Tags.of(app).add('project', 'photo-jobs');
 
   const dataStack = new DataStack(app, stackNames.data, {

@@ -1,4 +1,3 @@
-import { deps } from '#aws/wiring.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
 import {
   type InferenceResult,
@@ -7,12 +6,13 @@ import {
   type WorkOrder,
 } from '#core/use-cases/run-inference.ts';
 import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
+import { inferenceDeps } from '#wiring/inference.ts';
 
 let runner: OperationRunner | undefined;
 
 /** The container-image function: runs the models for one job (or reuses an identical earlier run). */
 export const handler = async (order: WorkOrder): Promise<InferenceResult> => {
-  const d = deps();
+  const d = inferenceDeps();
   runner ??= cachedRunner(
     onnxOperationRunner({ modelsDir: d.config.MODELS_DIR, threads: d.config.INFERENCE_THREADS }),
     { objects: d.objects, modelKey: modelKeyOf },

@@ -8,32 +8,46 @@ import type { Config } from '#config';
 const standInCredentials = (endpoint: string | undefined) =>
   endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {};
 
+const endpointOf = (endpoint: string | undefined) => (endpoint ? { endpoint } : {});
+
+export const dynamodbClient = (cfg: Config) =>
+  new DynamoDBClient({
+    region: cfg.AWS_REGION,
+    ...endpointOf(cfg.DYNAMODB_ENDPOINT),
+    ...standInCredentials(cfg.DYNAMODB_ENDPOINT),
+  });
+
+export const s3Client = (cfg: Config) =>
+  new S3Client({
+    region: cfg.AWS_REGION,
+    ...endpointOf(cfg.S3_ENDPOINT),
+    ...standInCredentials(cfg.S3_ENDPOINT),
+    forcePathStyle: true,
+    // Checksums only when S3 demands them: otherwise streamed uploads are stored with chunk framing
+    // by S3-compatible stores, and presigned PUTs carry an empty-body checksum.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
+
+export const sfnClient = (cfg: Config) =>
+  new SFNClient({
+    region: cfg.AWS_REGION,
+    ...endpointOf(cfg.SFN_ENDPOINT),
+    ...standInCredentials(cfg.SFN_ENDPOINT),
+  });
+
+export const eventbridgeClient = (cfg: Config) =>
+  new EventBridgeClient({
+    region: cfg.AWS_REGION,
+    ...endpointOf(cfg.EVENTBRIDGE_ENDPOINT),
+    ...standInCredentials(cfg.EVENTBRIDGE_ENDPOINT),
+  });
+
 export function awsClients(cfg: Config) {
   return {
-    dynamodb: new DynamoDBClient({
-      region: cfg.AWS_REGION,
-      ...(cfg.DYNAMODB_ENDPOINT ? { endpoint: cfg.DYNAMODB_ENDPOINT } : {}),
-      ...standInCredentials(cfg.DYNAMODB_ENDPOINT),
-    }),
-    s3: new S3Client({
-      region: cfg.AWS_REGION,
-      ...(cfg.S3_ENDPOINT ? { endpoint: cfg.S3_ENDPOINT } : {}),
-      ...standInCredentials(cfg.S3_ENDPOINT),
-      forcePathStyle: true,
-      // Checksums only when S3 demands them: otherwise streamed uploads are stored with chunk framing
-      // by S3-compatible stores, and presigned PUTs carry an empty-body checksum.
-      requestChecksumCalculation: 'WHEN_REQUIRED',
-      responseChecksumValidation: 'WHEN_REQUIRED',
-    }),
-    sfn: new SFNClient({
-      region: cfg.AWS_REGION,
-      ...(cfg.SFN_ENDPOINT ? { endpoint: cfg.SFN_ENDPOINT } : {}),
-      ...standInCredentials(cfg.SFN_ENDPOINT),
-    }),
-    eventbridge: new EventBridgeClient({
-      region: cfg.AWS_REGION,
-      ...(cfg.EVENTBRIDGE_ENDPOINT ? { endpoint: cfg.EVENTBRIDGE_ENDPOINT } : {}),
-      ...standInCredentials(cfg.EVENTBRIDGE_ENDPOINT),
-    }),
+    dynamodb: dynamodbClient(cfg),
+    s3: s3Client(cfg),
+    sfn: sfnClient(cfg),
+    eventbridge: eventbridgeClient(cfg),
   };
 }

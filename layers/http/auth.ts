@@ -103,7 +103,7 @@ export async function callerForKey(deps: AuthDeps, apiKey: string): Promise<Call
  * that dropping the cookie is not a way to mint credits.
  */
 export async function guestCaller(
-  deps: AuthDeps,
+  deps: Omit<AuthDeps, 'masterKeySha256'>,
   event: APIGatewayProxyEventV2,
   options: { open: boolean },
 ): Promise<Authenticated> {

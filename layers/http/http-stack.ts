@@ -20,8 +20,10 @@ const ID_CHARS = /^[A-Za-z0-9_.-]+$/;
 
 export type AuthMode = 'key' | 'key-or-guest' | 'none';
 
-export interface HttpStackDeps extends AuthDeps {
+export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'> {
   maxBodyBytes: number;
+  /** The master key's sha256, loaded once (it may live in Secrets Manager or SSM); `null`: none. */
+  masterKey(): Promise<string | null>;
 }
 
 /**
@@ -50,7 +52,10 @@ export function httpStack(options: {
       if (options.auth === 'none') return;
       const key = presentedKey(request.event, body.fields, deps.policy);
       if (key) {
-        request.context.caller = await callerForKey(deps, key);
+        request.context.caller = await callerForKey(
+          { ...deps, masterKeySha256: await deps.masterKey() },
+          key,
+        );
       } else if (options.auth === 'key-or-guest') {
         const { caller, cookie } = await guestCaller(deps, request.event, {
           open: options.opensGuestSession ?? false,

@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
@@ -9,6 +10,7 @@ import { createLogGroup } from './log-group.ts';
 export interface ArchiveWorkflowProps {
   batchArchive: lambda.IFunction;
   stateMachineName: string;
+  logRetention?: logs.RetentionDays;
 }
 
 /**
@@ -68,7 +70,12 @@ export class ArchiveWorkflow extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(run.next(new sfn.Succeed(this, 'ArchiveTaskDone'))),
       timeout: Duration.hours(1),
       tracingEnabled: true,
-      logs: { destination: createLogGroup(this, 'Logs'), level: sfn.LogLevel.ERROR },
+      // Every transition without the states' data, as the job workflow logs (job-workflow.ts).
+      logs: {
+        destination: createLogGroup(this, 'Logs', props.logRetention),
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
     });
   }
 }

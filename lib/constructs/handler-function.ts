@@ -4,8 +4,10 @@ import { Annotations, type CfnResource, type Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { bundledFiles, handlerMetadataKey, repoRoot } from '../config.ts';
+import { acknowledge } from './acknowledge.ts';
 import { createLogGroup } from './log-group.ts';
 
 export interface HandlerFunctionProps {
@@ -16,6 +18,7 @@ export interface HandlerFunctionProps {
   timeout: Duration;
   /** Shared role; when absent the function gets its own. */
   role?: iam.IRole;
+  logRetention?: logs.RetentionDays;
 }
 
 export const handlerExists = (handler: string): boolean => existsSync(join(repoRoot, handler));
@@ -55,6 +58,27 @@ function copyFilesHook(files: ReadonlyArray<{ from: string; to: string }>): node
   };
 }
 
+/** The cdk-nag findings every function of the service shares, acknowledged on the function. */
+export function acknowledgeFunctionFindings(fn: lambda.Function): void {
+  acknowledge(fn, {
+    'AwsSolutions-L1':
+      'Node.js 22 on purpose: the inference image base (public.ecr.aws/lambda/nodejs:22) and the bundle target match it.',
+    'Serverless-LambdaLatestVersion':
+      'Node.js 22 on purpose: the inference image base (public.ecr.aws/lambda/nodejs:22) and the bundle target match it.',
+    'Serverless-LambdaDLQ':
+      'Invoked synchronously only (API Gateway, Step Functions): the caller sees every failure; there is no async event to lose.',
+  });
+  if (fn.role && fn.node.tryFindChild('ServiceRole')) acknowledgeBasicExecutionRole(fn.role);
+}
+
+/** Lambda's managed logging policy: CloudWatch Logs writes only. */
+export function acknowledgeBasicExecutionRole(role: iam.IRole): void {
+  acknowledge(role, {
+    'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]':
+      'AWSLambdaBasicExecutionRole grants only logs:CreateLogGroup/CreateLogStream/PutLogEvents for the function.',
+  });
+}
+
 /** Records the entry file on the CloudFormation resource; the local server maps template -> module by it. */
 export function tagHandler(fn: lambda.IFunction, handler: string): void {
   (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
@@ -76,10 +100,12 @@ export function createHandlerFunction(
     timeout: props.timeout,
     environment: props.environment,
     role: props.role,
-    logGroup: createLogGroup(scope, `${id}Logs`),
+    logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
+    tracing: lambda.Tracing.ACTIVE,
     bundling: { ...bundling, commandHooks: copyFilesHook(bundledFiles[props.handler] ?? []) },
   });
   tagHandler(fn, props.handler);
+  acknowledgeFunctionFindings(fn);
   return fn;
 }
 
@@ -104,9 +130,11 @@ export function createMissingHandlerFunction(
     timeout: props.timeout,
     environment: props.environment,
     role: props.role,
-    logGroup: createLogGroup(scope, `${id}Logs`),
+    logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
+    tracing: lambda.Tracing.ACTIVE,
   });
   tagHandler(fn, props.handler);
+  acknowledgeFunctionFindings(fn);
   Annotations.of(fn).addWarningV2(
     'photo-jobs:missing-handler',
     `${message}: deployed as a stub that always fails`,

@@ -1,5 +1,6 @@
 import { Duration } from 'aws-cdk-lib';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
@@ -12,7 +13,26 @@ export interface JobWorkflowProps {
   settleJob: lambda.IFunction;
   deliverWebhook: lambda.IFunction;
   stateMachineName: string;
+  /** Retries of a webhook delivery (`WebhookDeliveryError`); default `webhookRetry` in lib/config.ts. */
+  webhookRetrySchedule?: WebhookRetrySchedule;
+  logRetention?: logs.RetentionDays;
 }
+
+/** Full jitter: each wait is random between 0 and min(interval × backoffRate^(n-1), maxDelay). */
+export interface WebhookRetrySchedule {
+  interval: Duration;
+  backoffRate: number;
+  /** Retries after the first attempt. */
+  maxAttempts: number;
+  maxDelay: Duration;
+}
+
+export const defaultWebhookRetrySchedule: WebhookRetrySchedule = {
+  interval: Duration.seconds(webhookRetry.intervalSeconds),
+  backoffRate: webhookRetry.backoffRate,
+  maxAttempts: webhookRetry.maxAttempts,
+  maxDelay: Duration.seconds(webhookRetry.maxDelaySeconds),
+};
 
 /**
  * One execution per job; its input is `{ "jobId": "..." }`.
@@ -114,12 +134,13 @@ export class JobWorkflow extends Construct {
       payload: deliveryPayload(false),
       resultPath: '$.webhook',
     });
+    const schedule = props.webhookRetrySchedule ?? defaultWebhookRetrySchedule;
     deliverWebhook.addRetry({
       errors: [webhookRetry.error],
-      interval: Duration.seconds(webhookRetry.intervalSeconds),
-      maxAttempts: webhookRetry.maxAttempts,
-      backoffRate: webhookRetry.backoffRate,
-      maxDelay: Duration.seconds(webhookRetry.maxDelaySeconds),
+      interval: schedule.interval,
+      maxAttempts: schedule.maxAttempts,
+      backoffRate: schedule.backoffRate,
+      maxDelay: schedule.maxDelay,
       jitterStrategy: sfn.JitterType.FULL,
     });
     const markDeliveryFailed = invoke('MarkDeliveryFailed', props.deliverWebhook, {
@@ -147,7 +168,13 @@ export class JobWorkflow extends Construct {
       ),
       timeout: Duration.hours(workflow.timeoutHours),
       tracingEnabled: true,
-      logs: { destination: createLogGroup(this, 'Logs'), level: sfn.LogLevel.ERROR },
+      logs: {
+        destination: createLogGroup(this, 'Logs', props.logRetention),
+        // Every state transition, for the post-mortem of a stuck or failed job; without the states' data,
+        // which carries webhook URLs (they may hold a receiver's token).
+        level: sfn.LogLevel.ALL,
+        includeExecutionData: false,
+      },
     });
   }
 }

@@ -1,12 +1,12 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
-import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as s3 from 'aws-cdk-lib/aws-s3';
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type { Construct } from 'constructs';
-import { abortIncompleteUploadsAfterDays, bucketPrefixes, table as tableConfig } from '../config.ts';
+import { PhotoJobsData } from '../index.ts';
 
 /**
- * Everything stateful: the single table and the object bucket. Kept apart from the
- * service so that replacing or tearing down the service never touches data.
+ * The project's own app keeps the table and the bucket in a stack of their own, so that replacing or
+ * tearing down the service never touches data; the service stack reuses them.
  */
 export class DataStack extends Stack {
   readonly table: dynamodb.Table;
@@ -14,51 +14,10 @@ export class DataStack extends Stack {
 
   constructor(scope: Construct, id: string, props?: StackProps) {
     super(scope, id, props);
-
-    // `Table`, not `TableV2`: the local server reads the key schema from an AWS::DynamoDB::Table.
-    this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: tableConfig.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: tableConfig.sortKey, type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      timeToLiveAttribute: tableConfig.ttlAttribute,
-      removalPolicy: RemovalPolicy.RETAIN,
-    });
-    this.table.addGlobalSecondaryIndex({
-      indexName: tableConfig.gsi1.name,
-      partitionKey: { name: tableConfig.gsi1.partitionKey, type: dynamodb.AttributeType.STRING },
-      sortKey: { name: tableConfig.gsi1.sortKey, type: dynamodb.AttributeType.STRING },
-      projectionType: dynamodb.ProjectionType.ALL,
-    });
-
-    this.bucket = new s3.Bucket(this, 'Bucket', {
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      enforceSSL: true,
-      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
-      removalPolicy: RemovalPolicy.RETAIN,
-      lifecycleRules: [
-        ...Object.entries(bucketPrefixes).flatMap(([id, { prefix, expireDays }]) =>
-          expireDays === null ? [] : [{ id: `expire-${id}`, prefix, expiration: Duration.days(expireDays) }],
-        ),
-        {
-          id: 'abort-incomplete-uploads',
-          abortIncompleteMultipartUploadAfter: Duration.days(abortIncompleteUploadsAfterDays),
-        },
-      ],
-      // Browsers load results through presigned URLs straight from the bucket.
-      cors: [
-        {
-          // PUT: browsers send direct uploads (POST /uploads) straight to presigned URLs.
-          allowedMethods: [s3.HttpMethods.GET, s3.HttpMethods.HEAD, s3.HttpMethods.PUT],
-          allowedOrigins: ['*'],
-          allowedHeaders: ['*'],
-          maxAge: 3600,
-        },
-      ],
-    });
-
-    new CfnOutput(this, 'TableName', { value: this.table.tableName });
-    new CfnOutput(this, 'BucketName', { value: this.bucket.bucketName });
+    const { table, bucket } = new PhotoJobsData(this, 'Data');
+    this.table = table;
+    this.bucket = bucket;
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
   }
 }

@@ -94,11 +94,11 @@ function worstCaseSeconds(state: State): number {
 }
 
 describe('job workflow state machine', () => {
-  it('is a STANDARD machine with X-Ray tracing and ERROR-level logs', () => {
+  it('is a STANDARD machine with X-Ray tracing and every transition logged, without state data', () => {
     expect(stateMachine?.Properties).toMatchObject({
       StateMachineType: 'STANDARD',
       TracingConfiguration: { Enabled: true },
-      LoggingConfiguration: { Level: 'ERROR' },
+      LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
     });
   });
 

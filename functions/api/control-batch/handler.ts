@@ -1,11 +1,10 @@
 import middy from '@middy/core';
-import { batchDeps } from '#aws/batch-wiring.ts';
-import { deps } from '#aws/wiring.ts';
 import { BATCH_ACTIONS, type BatchAction, batchResource } from '#core/batches/batch.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { controlBatch } from '#core/use-cases/control-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { batchDeps, deps } from '#wiring/api.ts';
 
 /** POST /batches/{batch_id}/pause, /resume, /cancel, /retry; no body. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

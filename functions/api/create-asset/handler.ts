@@ -1,10 +1,10 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { assetResource } from '#core/files/assets.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';
 import { createAsset } from '#core/use-cases/assets.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /** The body is a job body (spec 4, POST /assets); only its source, `file` or `url`, is kept. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

@@ -1,11 +1,10 @@
 import middy from '@middy/core';
-import { batchDeps } from '#aws/batch-wiring.ts';
-import { deps } from '#aws/wiring.ts';
 import { batchResource } from '#core/batches/batch.ts';
 import { parseBatchRequest } from '#core/batches/input.ts';
 import { createBatch } from '#core/use-cases/create-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { batchDeps, deps } from '#wiring/api.ts';
 
 /** POST /batches: multipart `archive` (ZIP) plus `mode`, `background`, `plate_color`. Not idempotent (spec 4). */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

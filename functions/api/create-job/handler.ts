@@ -1,5 +1,4 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
@@ -9,6 +8,7 @@ import { header } from '#http/body.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { jobResponse } from '#http/job-response.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /** One handler serves POST /jobs and the legacy /process and /analyze, which differ in modes and answers. */
 const ROUTES: Record<string, { route: JobRoute; modes?: readonly Operation[] }> = {

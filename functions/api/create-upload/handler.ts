@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { uploadResource } from '#core/uploads/upload.ts';
 import { createUpload } from '#core/use-cases/uploads.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /**
  * POST /uploads `{content_type, filename, size}` (JSON or form): 201 with a presigned PUT for the file,

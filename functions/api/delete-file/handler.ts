@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { parseFileId } from '#core/files/files.ts';
 import { deleteFile } from '#core/use-cases/files.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key', deps }))

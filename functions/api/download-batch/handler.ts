@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { parseBooleanish } from '#core/jobs/params.ts';
 import { DOWNLOAD_LINK_SECONDS, downloadBatch } from '#core/use-cases/download-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json, redirect } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /**
  * GET /batches/{batch_id}/download[?partial=true]: 302 to the archive in storage (application/zip) once

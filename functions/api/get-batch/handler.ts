@@ -1,10 +1,9 @@
 import middy from '@middy/core';
-import { batchDeps } from '#aws/batch-wiring.ts';
-import { deps } from '#aws/wiring.ts';
 import { batchResource } from '#core/batches/batch.ts';
 import { readBatch } from '#core/use-cases/control-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { batchDeps, deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key', deps }))

@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { getOwnJob } from '#core/use-cases/get-job.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { jobResponse } from '#http/job-response.ts';
 import type { HttpResult } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key-or-guest', deps }))

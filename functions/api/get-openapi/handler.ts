@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { buildOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /** Built on the first request and kept for the life of the container: it only changes with the code. */
 let document: OpenApiDocument | undefined;

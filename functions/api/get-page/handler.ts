@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { pageFileFor, pageResponse } from '#http/static-pages.ts';
+import { deps } from '#wiring/api.ts';
 
 /** GET /, /docs and their static files: the web console and the API reference, public like the spec. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { getQuota } from '#core/use-cases/account-settings.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key-or-guest', deps }))

@@ -1,9 +1,9 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 const JOB_ID = /^job_[0-9a-z]{24}$/;
 const RESULT_NAME = /^[a-z_]+\.(jpg|png|webp)$/;

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { redeliverWebhook } from '#core/use-cases/deliver-webhook.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /** Send a finished job's final JSON to its webhook once more, now; answers with that delivery. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

@@ -1,8 +1,8 @@
 import middy from '@middy/core';
-import { deps } from '#aws/wiring.ts';
 import { getWebhookSetting, setWebhook, webhookUrlField } from '#core/use-cases/account-settings.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
+import { deps } from '#wiring/api.ts';
 
 /** GET reads the key's default webhook; PUT, PATCH and POST set it (empty clears it); DELETE clears it. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

@@ -1,12 +1,12 @@
-import { batchDeps } from '#aws/batch-wiring.ts';
 import { type SweepReport, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
+import { sweepDeps } from '#wiring/workflow.ts';
 
 /**
  * Run by a schedule (every 5 minutes in AWS; at start and every minute locally): jobs and batches that
  * have not moved past their deadline are started again or failed with their credits released.
  */
 export const handler = async (): Promise<SweepReport> => {
-  const report = await sweepStuck(batchDeps());
+  const report = await sweepStuck(sweepDeps());
   const moved =
     report.restarted.length +
     report.failed.length +

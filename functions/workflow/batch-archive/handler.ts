@@ -1,8 +1,8 @@
-import { batchDeps } from '#aws/batch-wiring.ts';
 import type { JobError } from '#core/jobs/job.ts';
 import type { ArchiveTask } from '#core/ports.ts';
 import { buildDownload } from '#core/use-cases/download-batch.ts';
 import { failUnpacking, unpackBatch } from '#core/use-cases/unpack-batch.ts';
+import { archiveDeps } from '#wiring/workflow.ts';
 
 /** The archive workflow's failure path: `failure` is what the Catch put there ({Error, Cause}). */
 type ArchiveEvent =
@@ -11,7 +11,7 @@ type ArchiveEvent =
 
 /** The archive workflow's task: unpack a new batch's archive, or build a batch's download. */
 export const handler = async (event: ArchiveEvent): Promise<{ batchId: string; status: string | null }> => {
-  const deps = batchDeps();
+  const deps = archiveDeps();
   if ('failed' in event) {
     if (event.task !== 'unpack') return { batchId: event.batchId, status: null };
     const batch = await failUnpacking(deps, event.batchId, failureOf(event.failure));

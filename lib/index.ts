@@ -1,0 +1,18 @@
+/**
+ * The CDK constructs of photo-jobs for deployers' own apps (docs/deploy.md):
+ *
+ * ```ts
+ * import { PhotoJobs } from 'photo-jobs/lib/index.ts';
+ * new PhotoJobs(stack, 'Jobs', {});
+ * ```
+ */
+
+export { JobWorkflow, type JobWorkflowProps, type WebhookRetrySchedule } from './constructs/job-workflow.ts';
+export { MasterKey } from './constructs/master-key.ts';
+export {
+  type ApiThrottle,
+  defaultApiThrottle,
+  PhotoJobs,
+  type PhotoJobsProps,
+} from './constructs/photo-jobs.ts';
+export { PhotoJobsData, type PhotoJobsDataProps } from './constructs/photo-jobs-data.ts';
