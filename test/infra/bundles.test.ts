@@ -74,7 +74,7 @@ beforeAll(async () => {
     const module = (await import(pathToFileURL(file).href)) as { handler: Handler };
     modules.set(fn.handler, { file, handler: module.handler });
   }
-}, 240_000);
+}, 600_000);
 
 afterAll(async () => {
   for (const stop of stopStandIns) await stop();
