@@ -330,9 +330,13 @@ export class PhotoJobs extends Construct {
           ],
         }),
       );
-      new events.Rule(this, 'SweepSchedule', {
+      const schedule = new events.Rule(this, 'SweepSchedule', {
         schedule: events.Schedule.rate(Duration.minutes(5)),
         targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 0 })],
+      });
+      acknowledge(schedule, {
+        'Serverless-EventBusDLQ':
+          'A sweep that fails is made up by the next one five minutes later; a dead-letter queue would only hold ticks.',
       });
       this.sweeperFunction = sweeper;
     }
