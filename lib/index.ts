@@ -10,6 +10,11 @@
 export { JobWorkflow, type JobWorkflowProps, type WebhookRetrySchedule } from './constructs/job-workflow.ts';
 export { MasterKey } from './constructs/master-key.ts';
 export {
+  metricsNamespace,
+  PhotoJobsMonitoring,
+  type PhotoJobsMonitoringProps,
+} from './constructs/monitoring.ts';
+export {
   type ApiThrottle,
   defaultApiThrottle,
   PhotoJobs,

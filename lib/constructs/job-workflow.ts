@@ -50,6 +50,8 @@ export const defaultWebhookRetrySchedule: WebhookRetrySchedule = {
  */
 export class JobWorkflow extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /** Every state transition of every execution (without the states' data). */
+  readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: JobWorkflowProps) {
     super(scope, id);
@@ -160,6 +162,7 @@ export class JobWorkflow extends Construct {
     markDeliveryFailed.addCatch(settled, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
     markDeliveryFailed.next(settled);
 
+    this.logGroup = createLogGroup(this, 'Logs', props.logRetention);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: props.stateMachineName,
       stateMachineType: sfn.StateMachineType.STANDARD,
@@ -169,7 +172,7 @@ export class JobWorkflow extends Construct {
       timeout: Duration.hours(workflow.timeoutHours),
       tracingEnabled: true,
       logs: {
-        destination: createLogGroup(this, 'Logs', props.logRetention),
+        destination: this.logGroup,
         // Every state transition, for the post-mortem of a stuck or failed job; without the states' data,
         // which carries webhook URLs (they may hold a receiver's token).
         level: sfn.LogLevel.ALL,

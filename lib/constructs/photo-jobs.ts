@@ -38,6 +38,7 @@ import {
 import { JobWorkflow, type WebhookRetrySchedule } from './job-workflow.ts';
 import { createLogGroup } from './log-group.ts';
 import { MasterKey } from './master-key.ts';
+import { PhotoJobsMonitoring } from './monitoring.ts';
 import { PhotoJobsData } from './photo-jobs-data.ts';
 
 export interface ApiThrottle {
@@ -150,6 +151,8 @@ export class PhotoJobs extends Construct {
   readonly apiFunctions: ReadonlyMap<string, lambda.IFunction>;
   /** The state machine's task functions by task: prepareJob, settleJob, deliverWebhook. */
   readonly workflowFunctions: Readonly<Record<keyof typeof workflowHandlers, lambda.Function>>;
+  /** Alarms (to `alarmTopic` when given) and the dashboard. */
+  readonly monitoring: PhotoJobsMonitoring;
   /** Created here when no `existingTable`/`existingBucket` was given. */
   readonly data?: PhotoJobsData;
 
@@ -262,7 +265,7 @@ export class PhotoJobs extends Construct {
     grantObjects(this.inferenceFunction, ['s3:PutObject'], inferenceObjectAccess.write);
     bucket.encryptionKey?.grantEncryptDecrypt(this.inferenceFunction);
 
-    const { stateMachine } = new JobWorkflow(this, 'JobWorkflow', {
+    const jobWorkflow = new JobWorkflow(this, 'JobWorkflow', {
       prepareJob,
       runInference: this.inferenceFunction,
       settleJob,
@@ -271,6 +274,7 @@ export class PhotoJobs extends Construct {
       webhookRetrySchedule: props.webhookRetrySchedule,
       logRetention,
     });
+    const { stateMachine } = jobWorkflow;
     this.stateMachine = stateMachine;
 
     // Unpacking a batch's archive (and building its download) takes minutes: a task of its own workflow.
@@ -432,6 +436,18 @@ export class PhotoJobs extends Construct {
       'AwsSolutions-APIG4':
         'The functions authenticate every request themselves (API key, master key or guest session, spec 5); ' +
         'result links and the OpenAPI document are public by design.',
+    });
+
+    this.monitoring = new PhotoJobsMonitoring(this, 'Monitoring', {
+      httpApi: this.httpApi,
+      jobStateMachine: stateMachine,
+      jobStateMachineLogs: jobWorkflow.logGroup,
+      archiveStateMachine: archiveWorkflow.stateMachine,
+      inferenceFunction: this.inferenceFunction,
+      backgroundFunctions: [...Object.values(this.workflowFunctions), this.inferenceFunction],
+      sweeperLogs: this.sweeperFunction?.logGroup,
+      inferenceTimeout: Duration.seconds(inference.timeoutSeconds),
+      alarmTopic: props.alarmTopic,
     });
 
     acknowledgeWildcardResources(this, [

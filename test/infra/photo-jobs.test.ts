@@ -9,6 +9,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -280,5 +281,38 @@ describe('PhotoJobs props', () => {
     expect(definition).toContain(
       '\\"ErrorEquals\\":[\\"WebhookDeliveryError\\"],\\"IntervalSeconds\\":10,\\"MaxAttempts\\":3,\\"BackoffRate\\":2,\\"MaxDelaySeconds\\":300',
     );
+  });
+});
+
+describe('PhotoJobs monitoring', () => {
+  const alarmed = jobsStack({}, (stack) => ({ alarmTopic: new sns.Topic(stack, 'Alarms') }));
+  const alarms = resourcesOfType(alarmed.json, 'AWS::CloudWatch::Alarm');
+
+  it('alarms on failed executions, stuck work, API 5xx rate, throttles, inference errors and p95, webhooks given up', () => {
+    const described = alarms.map(([, a]) => String(a.Properties.AlarmDescription)).join('\n');
+    for (const subject of [
+      /job execution failed/,
+      /archive/,
+      /stuck/,
+      /5xx/,
+      /throttled/,
+      /inference function failed/,
+      /p95/,
+      /webhook receiver/,
+    ])
+      expect(described).toMatch(subject);
+  });
+
+  it('sends every alarm to the alarm topic, and shows them on a dashboard', () => {
+    const [[topicId] = []] = resourcesOfType(alarmed.json, 'AWS::SNS::Topic');
+    for (const [id, a] of alarms) expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
+    alarmed.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('without a topic still creates the alarms, with no action', () => {
+    const { json } = jobsStack();
+    const quiet = resourcesOfType(json, 'AWS::CloudWatch::Alarm');
+    expect(quiet).toHaveLength(alarms.length);
+    for (const [, a] of quiet) expect(a.Properties.AlarmActions).toBeUndefined();
   });
 });
