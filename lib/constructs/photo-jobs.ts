@@ -4,7 +4,6 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as events from 'aws-cdk-lib/aws-events';
-import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as logs from 'aws-cdk-lib/aws-logs';
@@ -20,6 +19,7 @@ import {
   pageRoutes,
   repoRoot,
   routes,
+  sweeper,
   table as tableConfig,
   workflowFunction,
   workflowHandlers,
@@ -40,6 +40,7 @@ import { createLogGroup } from './log-group.ts';
 import { MasterKey } from './master-key.ts';
 import { PhotoJobsMonitoring } from './monitoring.ts';
 import { PhotoJobsData } from './photo-jobs-data.ts';
+import { StuckWorkSweeper } from './stuck-work-sweeper.ts';
 
 export interface ApiThrottle {
   /** Steady requests per second for the whole stage. */
@@ -77,8 +78,6 @@ export interface PhotoJobsProps {
   /** Retries of a webhook delivery; default 7 retries over about 11 hours (lib/config.ts). */
   webhookRetrySchedule?: WebhookRetrySchedule;
 }
-
-const sweeperHandler = 'functions/scheduled/sweep-stuck/handler.ts';
 
 export const defaultApiThrottle: ApiThrottle = { rate: 100, burst: 200 };
 
@@ -308,41 +307,23 @@ export class PhotoJobs extends Construct {
 
     // Work that stopped moving (a lost execution, a crashed unpacking) is restarted or failed, with its
     // credits released, every few minutes.
-    if (handlerExists(sweeperHandler)) {
-      const sweeper = createWorkflowFunction(
-        sweeperHandler,
+    if (handlerExists(sweeper.handler)) {
+      const sweep = createWorkflowFunction(
+        sweeper.handler,
         { STATE_MACHINE_ARN: stateMachineArn, ARCHIVE_STATE_MACHINE_ARN: archiveStateMachineArn },
-        workflowFunction,
+        sweeper,
         'Scheduled',
       );
-      sweeper.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['states:StartExecution'],
-          resources: [stateMachineArn, archiveStateMachineArn],
-        }),
-      );
-      sweeper.addToRolePolicy(
-        new iam.PolicyStatement({
-          actions: ['states:DescribeExecution'],
-          resources: [
-            stack.formatArn({
-              service: 'states',
-              resource: 'execution',
-              resourceName: `${stateMachineName}:*`,
-              arnFormat: ArnFormat.COLON_RESOURCE_NAME,
-            }),
-          ],
-        }),
-      );
-      const schedule = new events.Rule(this, 'SweepSchedule', {
-        schedule: events.Schedule.rate(Duration.minutes(5)),
-        targets: [new targets.LambdaFunction(sweeper, { retryAttempts: 0 })],
+      const { rule } = new StuckWorkSweeper(this, 'StuckWorkSweeper', {
+        sweep,
+        jobs: stateMachine,
+        archives: archiveWorkflow.stateMachine,
       });
-      acknowledge(schedule, {
+      acknowledge(rule, {
         'Serverless-EventBusDLQ':
           'A sweep that fails is made up by the next one five minutes later; a dead-letter queue would only hold ticks.',
       });
-      this.sweeperFunction = sweeper;
+      this.sweeperFunction = sweep;
     }
 
     // One role for all API functions: they are one surface with one set of needs, and a copy of the same
