@@ -41,10 +41,10 @@ interface Row {
 export async function benchApi(): Promise<void> {
   const profileDir = path.resolve('.cache', 'bench', 'profile');
   if (profile) await mkdir(profileDir, { recursive: true });
-  const server = await startServer({
-    MAX_JOBS_IN_FLIGHT: '1000000',
-    ...(profile ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${profileDir}` } : {}),
-  });
+  const server = await startServer(
+    { MAX_JOBS_IN_FLIGHT: '1000000' },
+    { nodeArgs: profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
+  );
   try {
     const keys = await createKeys(server, keyCount);
     const photo = await smallPhoto();

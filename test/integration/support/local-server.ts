@@ -30,9 +30,14 @@ export interface RunningServer {
 /** `npm start` as a user runs it: a separate process on a free port with its own data directory. */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { dataDir?: string } = {},
+  options: {
+    dataDir?: string;
+    /** Extra flags for node itself (the load benchmark's `--cpu-prof`). */
+    nodeArgs?: string[];
+  } = {},
 ): Promise<RunningServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-it-')));
+  const nodeArgs = options.nodeArgs ?? [];
   const masterKey = 'pjm_integration_master_key';
   const childEnv = {
     ...process.env,
@@ -44,7 +49,7 @@ export async function startServer(
     MODELS_OFFLINE: 'true',
     ...env,
   };
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'bin/local.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/local.ts'], {
     cwd: REPO_ROOT,
     env: childEnv,
     stdio: ['ignore', 'pipe', 'pipe'],
