@@ -22,6 +22,8 @@ import { readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UnclassifiableError } from '#core/errors.ts';
+import { HEADS } from '#models/manifest.ts';
+import { decodeSource } from '#vision/image-io.ts';
 import {
   type AnalyzeHead,
   type Classification,
@@ -33,9 +35,7 @@ import {
   mirrorView,
   softmax,
   type View,
-} from '#core/vision/view-head.ts';
-import { HEADS } from '#models/manifest.ts';
-import { decodeSource } from '#vision/image-io.ts';
+} from '#vision/math/view-head.ts';
 import { modelCache } from '#vision/models.ts';
 import { type AnalyzeModels, analyzeModels, observe } from '#vision/operations/analyze.ts';
 
@@ -438,7 +438,7 @@ export function headFile(model: SoftmaxModel, thresholds: Thresholds, training: 
       description:
         'geometryFeatures (17: NanoDet-Plus main vehicle box, LPD-YuNet plate on it) then cnnFeatures of the ' +
         'MobileNetV2 int8 feature map "627" of the car crop (1280 channel means, 1280 left-minus-right column means); ' +
-        'see layers/core/vision/view-head.ts',
+        'see layers/vision/math/view-head.ts',
     },
     training,
     ...thresholds,

@@ -1,7 +1,7 @@
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { SourceImageError } from '#core/errors.ts';
 import type { BackgroundPreset } from '#core/jobs/job.ts';
-import type { ShadowEllipse, ShadowLayer } from '#core/vision/matte.ts';
+import type { ShadowEllipse, ShadowLayer } from '#vision/math/matte.ts';
 
 /** Where the car is in the photo, so the backdrop's floor and light can be laid out around it. */
 export interface BackdropLayout {

@@ -1,6 +1,8 @@
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
+import { MODELS } from '#models/manifest.ts';
+import type { DecodedImage } from '#vision/image-io.ts';
 import {
   decodeNanodet,
   NANODET_INPUT_SIZE,
@@ -8,9 +10,7 @@ import {
   type NanodetDecodeOptions,
   nanodetLetterbox,
   type ObjectCandidate,
-} from '#core/vision/nanodet.ts';
-import { MODELS } from '#models/manifest.ts';
-import type { DecodedImage } from '#vision/image-io.ts';
+} from '#vision/math/nanodet.ts';
 
 export interface ObjectDetector {
   readonly modelVersion: string;

@@ -1,5 +1,5 @@
-import type { Matte } from '#core/vision/matte.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import type { Matte } from '#vision/math/matte.ts';
 
 export interface CompositeOptions {
   /**

@@ -2,9 +2,9 @@ import { readFile } from 'node:fs/promises';
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
-import type { Box } from '#core/vision/geometry.ts';
 import { MODELS } from '#models/manifest.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
 
 /** MobileNetV2's last feature map, channel-major (CHW): 1280 x 7 x 7 for a 224 input. */
 export interface FeatureMap {

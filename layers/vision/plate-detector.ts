@@ -1,16 +1,16 @@
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
-import { type Box, type Quad, quadBoundingBox, type Size, scaleQuad } from '#core/vision/geometry.ts';
+import { MODELS } from '#models/manifest.ts';
+import type { DecodedImage } from '#vision/image-io.ts';
+import { type Box, type Quad, quadBoundingBox, type Size, scaleQuad } from '#vision/math/geometry.ts';
 import {
   decodeLpdYunet,
   LPD_DEFAULT_SCORE_THRESHOLD,
   type LpdInputSizeOptions,
   lpdInputSize,
   lpdPriors,
-} from '#core/vision/lpd-yunet.ts';
-import { MODELS } from '#models/manifest.ts';
-import type { DecodedImage } from '#vision/image-io.ts';
+} from '#vision/math/lpd-yunet.ts';
 
 /** A plate in source-image pixels. */
 export interface PlateDetection {

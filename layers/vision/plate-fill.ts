@@ -1,6 +1,6 @@
 import { normalizePlateColor } from '#core/jobs/params.ts';
-import { convexHull, type Point, type Quad } from '#core/vision/geometry.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import { convexHull, type Point, type Quad } from '#vision/math/geometry.ts';
 
 export interface FillOptions {
   /** `#rrggbb`, or a legacy name (`black`, `white`, `graphite`). */

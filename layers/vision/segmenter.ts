@@ -1,6 +1,9 @@
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
+import { ensureIsnetModel } from '#models/isnet.ts';
+import { MODELS } from '#models/manifest.ts';
+import type { DecodedImage } from '#vision/image-io.ts';
 import {
   clearSpecks,
   DEFAULT_FEATHER,
@@ -8,10 +11,7 @@ import {
   featherAlpha,
   type Matte,
   probabilitiesToAlpha,
-} from '#core/vision/matte.ts';
-import { ensureIsnetModel } from '#models/isnet.ts';
-import { MODELS } from '#models/manifest.ts';
-import type { DecodedImage } from '#vision/image-io.ts';
+} from '#vision/math/matte.ts';
 import type { ModelCache } from '#vision/models.ts';
 
 /**

@@ -17,7 +17,6 @@ import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type Box, boxIoU } from '#core/vision/geometry.ts';
 import {
   crossValidate,
   FIT_SETTINGS,
@@ -26,6 +25,7 @@ import {
   readEvalPhotos,
   score,
 } from '#models/fit-analyze-head.ts';
+import { type Box, boxIoU } from '#vision/math/geometry.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import type { OperationInput } from '#vision/operation-input.ts';
 import { analyzeHead, analyzeModels } from '#vision/operations/analyze.ts';

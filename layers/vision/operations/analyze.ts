@@ -1,5 +1,6 @@
 import { ModelUnavailableError } from '#core/errors.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
 import {
   type AnalyzeHead,
   assembleFeatures,
@@ -15,8 +16,7 @@ import {
   PLATE_SCORE_THRESHOLD,
   parseHead,
   toAnalysis,
-} from '#core/vision/view-head.ts';
-import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
+} from '#vision/math/view-head.ts';
 import { createCarDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
 import { type DecodedImage, decodeSource } from '../image-io.ts';

@@ -1,5 +1,8 @@
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
+import { compositeOver } from '#vision/composite.ts';
+import { decodeSource, encodeResult } from '#vision/image-io.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -8,10 +11,7 @@ import {
   horizonRow,
   type Matte,
   matteStats,
-} from '#core/vision/matte.ts';
-import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
-import { compositeOver } from '#vision/composite.ts';
-import { decodeSource, encodeResult } from '#vision/image-io.ts';
+} from '#vision/math/matte.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import type { Segmenter } from '#vision/segmenter.ts';

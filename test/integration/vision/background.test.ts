@@ -7,9 +7,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { MaskFailedError, PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams, Operation } from '#core/jobs/job.ts';
 import type { OperationResult, OutputRole } from '#core/use-cases/run-inference.ts';
-import type { Box } from '#core/vision/geometry.ts';
 import { MODELS } from '#models/manifest.ts';
 import { decodeSource } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
 import { onnxOperationRunner } from '#vision/operation-runner.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

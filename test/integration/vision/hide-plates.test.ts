@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PlateNotFoundError } from '#core/errors.ts';
-import { type Box, boxIoU } from '#core/vision/geometry.ts';
 import { locateModel } from '#models/locate.ts';
 import { decodeSource, encodeResult } from '#vision/image-io.ts';
+import { type Box, boxIoU } from '#vision/math/geometry.ts';
 import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { createPlateDetector, type PlateDetector } from '#vision/plate-detector.ts';
 

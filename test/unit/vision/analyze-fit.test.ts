@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { HEAD_CLASSES } from '#core/vision/view-head.ts';
 import {
   chooseThresholds,
   type EvalPhoto,
@@ -9,6 +8,7 @@ import {
   predictSoftmax,
   type Sample,
 } from '#models/fit-analyze-head.ts';
+import { HEAD_CLASSES } from '#vision/math/view-head.ts';
 
 describe('groupFolds', () => {
   const groups = ['a', 'a', 'a', 'a', 'b', 'b', 'c', 'd', 'd', 'e', 'f', 'f', 'g'];

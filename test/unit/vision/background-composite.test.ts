@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { Matte } from '#core/vision/matte.ts';
 import { compositeOver } from '#vision/composite.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import type { Matte } from '#vision/math/matte.ts';
 
 const W = 4;
 const H = 2;

@@ -1,6 +1,6 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import type { Quad } from '#core/vision/geometry.ts';
+import type { Quad } from '#vision/math/geometry.ts';
 import { encodeMask, plateMask } from '#vision/operations/masks.ts';
 
 const size = { width: 120, height: 80 };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '#core/errors.ts';
-import { polygonArea, type Quad } from '#core/vision/geometry.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import { polygonArea, type Quad } from '#vision/math/geometry.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
 const image = (channels: 3 | 4 = 3): DecodedImage => ({

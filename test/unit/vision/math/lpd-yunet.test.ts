@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { InternalError } from '#core/errors.ts';
-import type { Point } from '#core/vision/geometry.ts';
+import type { Point } from '#vision/math/geometry.ts';
 import {
   decodeLpdYunet,
   lpdInputSize,
   lpdPriorCount,
   lpdPriors,
   repairCollapsedCorners,
-} from '#core/vision/lpd-yunet.ts';
+} from '#vision/math/lpd-yunet.ts';
 
 const p = (x: number, y: number): Point => ({ x, y });
 

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { UnclassifiableError } from '#core/errors.ts';
-import type { ObjectCandidate } from '#core/vision/nanodet.ts';
+import headJson from '#models/heads/analyze-head.json' with { type: 'json' };
+import { HEADS } from '#models/manifest.ts';
+import type { ObjectCandidate } from '#vision/math/nanodet.ts';
 import {
   type AnalyzeHead,
   assembleFeatures,
@@ -21,9 +23,7 @@ import {
   parseHead,
   softmax,
   toAnalysis,
-} from '#core/vision/view-head.ts';
-import headJson from '#models/heads/analyze-head.json' with { type: 'json' };
-import { HEADS } from '#models/manifest.ts';
+} from '#vision/math/view-head.ts';
 
 const obj = (
   classId: number,

@@ -7,7 +7,7 @@ import {
   NANODET_STRIDES,
   nanodetLetterbox,
   nanodetRowCounts,
-} from '#core/vision/nanodet.ts';
+} from '#vision/math/nanodet.ts';
 
 /** Box logits that put all the weight on one bin per side: distances (in bins) left, top, right, bottom. */
 function sideLogits(bins: [number, number, number, number]): number[] {

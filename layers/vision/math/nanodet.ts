@@ -5,7 +5,7 @@
  * (col * stride, row * stride), each side the expectation of a softmax over bins 0..7, times the stride.
  */
 import { InternalError } from '#core/errors.ts';
-import { type Box, nonMaxSuppression, type Size } from '#core/vision/geometry.ts';
+import { type Box, nonMaxSuppression, type Size } from '#vision/math/geometry.ts';
 
 export const NANODET_INPUT_SIZE = 416;
 export const NANODET_STRIDES = [8, 16, 32] as const;

@@ -11,7 +11,7 @@ import {
   type Matte,
   matteStats,
   probabilitiesToAlpha,
-} from '#core/vision/matte.ts';
+} from '#vision/math/matte.ts';
 
 const blank = (width: number, height: number): Matte => ({
   width,

@@ -4,8 +4,8 @@
  * models/fit-analyze-head.ts) turns it into a photo type and, for exteriors, a view.
  */
 import { UnclassifiableError } from '#core/errors.ts';
-import { type Box, nonMaxSuppression, type Size } from '#core/vision/geometry.ts';
-import { COCO_CLASSES, type ObjectCandidate, VEHICLE_CLASS_IDS } from '#core/vision/nanodet.ts';
+import { type Box, nonMaxSuppression, type Size } from '#vision/math/geometry.ts';
+import { COCO_CLASSES, type ObjectCandidate, VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
 
 /** `podium` is in the vocabulary (spec 1) but no labelled podium photo exists yet: the head never says it. */
 export const PHOTO_TYPES = ['exterior', 'interior', 'podium'] as const;

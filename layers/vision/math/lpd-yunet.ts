@@ -13,7 +13,7 @@ import {
   type Quad,
   quadBoundingBox,
   type Size,
-} from '#core/vision/geometry.ts';
+} from '#vision/math/geometry.ts';
 
 const MIN_SIZES: readonly (readonly number[])[] = [
   [10, 16, 24],

@@ -4,7 +4,7 @@
  * placed under it. Pure functions over 8-bit single-channel buffers; no image library.
  */
 import { MaskFailedError } from '#core/errors.ts';
-import type { Box } from '#core/vision/geometry.ts';
+import type { Box } from '#vision/math/geometry.ts';
 
 /** 8-bit alpha, row-major, one byte per pixel: 255 = foreground (the car), 0 = background. */
 export interface Matte {

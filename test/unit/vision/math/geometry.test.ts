@@ -8,7 +8,7 @@ import {
   quadBoundingBox,
   scaleQuad,
   signedPolygonArea,
-} from '#core/vision/geometry.ts';
+} from '#vision/math/geometry.ts';
 
 const p = (x: number, y: number) => ({ x, y });
 
