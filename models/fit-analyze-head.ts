@@ -24,18 +24,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UnclassifiableError } from '#core/errors.ts';
 import { HEADS } from '#models/manifest.ts';
 import { decodeSource } from '#vision/image-io.ts';
-import {
-  type AnalyzeHead,
-  type Classification,
-  decide,
-  featureStrength,
-  HEAD_CLASSES,
-  mainVehicle,
-  mirrorAveraged,
-  mirrorView,
-  softmax,
-  type View,
-} from '#vision/math/view-head.ts';
+import { type Classification, decide } from '#vision/math/decision.ts';
+import { featureStrength, mainVehicle } from '#vision/math/features.ts';
+import { type AnalyzeHead, mirrorAveraged, softmax } from '#vision/math/head.ts';
+import { HEAD_CLASSES, mirrorView, type View } from '#vision/math/vocabulary.ts';
 import { modelCache } from '#vision/models.ts';
 import { type AnalyzeModels, analyzeModels, observe } from '#vision/operations/analyze.ts';
 
@@ -438,7 +430,7 @@ export function headFile(model: SoftmaxModel, thresholds: Thresholds, training: 
       description:
         'geometryFeatures (17: NanoDet-Plus main vehicle box, LPD-YuNet plate on it) then cnnFeatures of the ' +
         'MobileNetV2 int8 feature map "627" of the car crop (1280 channel means, 1280 left-minus-right column means); ' +
-        'see layers/vision/math/view-head.ts',
+        'see layers/vision/math/features.ts',
     },
     training,
     ...thresholds,

@@ -1,22 +1,18 @@
 import { ModelUnavailableError } from '#core/errors.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
+import { decide, toAnalysis } from '#vision/math/decision.ts';
 import {
-  type AnalyzeHead,
   assembleFeatures,
-  decide,
   type Evidence,
   featureRegion,
   featureStrength,
-  headProbabilities,
   mainVehicle,
-  mirrorAveraged,
   mirrorEvidence,
   OBJECT_SCORE_THRESHOLD,
   PLATE_SCORE_THRESHOLD,
-  parseHead,
-  toAnalysis,
-} from '#vision/math/view-head.ts';
+} from '#vision/math/features.ts';
+import { type AnalyzeHead, headProbabilities, mirrorAveraged, parseHead } from '#vision/math/head.ts';
 import { createCarDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
 import { type DecodedImage, decodeSource } from '../image-io.ts';

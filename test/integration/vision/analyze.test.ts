@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { UnclassifiableError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type Analysis, PHOTO_TYPES, VIEWS } from '#vision/math/view-head.ts';
+import type { Analysis } from '#vision/math/decision.ts';
+import { PHOTO_TYPES, VIEWS } from '#vision/math/vocabulary.ts';
 import { onnxOperationRunner } from '#vision/operation-runner.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');

@@ -8,7 +8,7 @@ import {
   predictSoftmax,
   type Sample,
 } from '#models/fit-analyze-head.ts';
-import { HEAD_CLASSES } from '#vision/math/view-head.ts';
+import { HEAD_CLASSES } from '#vision/math/vocabulary.ts';
 
 describe('groupFolds', () => {
   const groups = ['a', 'a', 'a', 'a', 'b', 'b', 'c', 'd', 'd', 'e', 'f', 'f', 'g'];

@@ -2,28 +2,27 @@ import { describe, expect, it } from 'vitest';
 import { UnclassifiableError } from '#core/errors.ts';
 import headJson from '#models/heads/analyze-head.json' with { type: 'json' };
 import { HEADS } from '#models/manifest.ts';
-import type { ObjectCandidate } from '#vision/math/nanodet.ts';
+import { decide, toAnalysis } from '#vision/math/decision.ts';
 import {
-  type AnalyzeHead,
   assembleFeatures,
   cnnFeatures,
-  decide,
   type Evidence,
   featureRegion,
   featureStrength,
   GEOMETRY_FEATURES,
   geometryFeatures,
-  HEAD_CLASSES,
-  headProbabilities,
-  LICENSE_PLATE_ID,
   mainVehicle,
-  mirrorAveraged,
   mirrorEvidence,
-  mirrorView,
+} from '#vision/math/features.ts';
+import {
+  type AnalyzeHead,
+  headProbabilities,
+  mirrorAveraged,
   parseHead,
   softmax,
-  toAnalysis,
-} from '#vision/math/view-head.ts';
+} from '#vision/math/head.ts';
+import type { ObjectCandidate } from '#vision/math/nanodet.ts';
+import { HEAD_CLASSES, LICENSE_PLATE_ID, mirrorView } from '#vision/math/vocabulary.ts';
 
 const obj = (
   classId: number,

@@ -1,0 +1,212 @@
+/**
+ * What the `analyze` head sees of a photo, pure: evidence from the models (COCO objects, plates, a
+ * MobileNetV2 feature map) becomes one feature vector.
+ */
+import { type Box, nonMaxSuppression, type Size } from '#vision/math/geometry.ts';
+import { type ObjectCandidate, VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
+
+/** Objects and plates below these scores are not evidence. */
+export const OBJECT_SCORE_THRESHOLD = 0.3;
+export const PLATE_SCORE_THRESHOLD = 0.3;
+
+export interface PlateEvidence {
+  readonly box: Box;
+  readonly score: number;
+}
+
+/** What the detectors found, in source-image pixels. */
+export interface Evidence {
+  readonly image: Size;
+  readonly objects: readonly ObjectCandidate[];
+  readonly plates: readonly PlateEvidence[];
+}
+
+/** MobileNetV2's last feature map, channel-major (CHW). */
+export interface FeatureMapLike {
+  readonly channels: number;
+  readonly height: number;
+  readonly width: number;
+  readonly data: ArrayLike<number>;
+}
+
+/**
+ * Vehicles above the threshold, one per object: NanoDet often reports one car as car, truck and bus at
+ * once (NMS runs per class), so a vehicle overlapping a better-scored one by IoU >= 0.5 is dropped.
+ */
+export function distinctVehicles(objects: readonly ObjectCandidate[]): ObjectCandidate[] {
+  const vehicles = objects.filter(
+    (o) => VEHICLE_CLASS_IDS.has(o.classId) && o.score >= OBJECT_SCORE_THRESHOLD,
+  );
+  return nonMaxSuppression(
+    vehicles.map((v) => v.box),
+    vehicles.map((v) => v.score),
+    0.5,
+  ).map((i) => vehicles[i]!);
+}
+
+/** The car the photo is about: the vehicle with the best score x sqrt(area), so a small sharp car behind loses. */
+export function mainVehicle(objects: readonly ObjectCandidate[]): ObjectCandidate | undefined {
+  let best: ObjectCandidate | undefined;
+  let bestRank = 0;
+  for (const o of distinctVehicles(objects)) {
+    const rank = o.score * Math.sqrt(o.box.w * o.box.h);
+    if (rank > bestRank) {
+      best = o;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
+export const centreInside = (b: Box, outer: Box): boolean => {
+  const cx = b.x + b.w / 2;
+  const cy = b.y + b.h / 2;
+  return cx > outer.x && cx < outer.x + outer.w && cy > outer.y && cy < outer.y + outer.h;
+};
+
+/** The plate on the main car (centre inside its box), or the best plate when no car was found. */
+export function mainPlate(
+  evidence: Evidence,
+  car = mainVehicle(evidence.objects),
+): PlateEvidence | undefined {
+  return evidence.plates
+    .filter((p) => p.score >= PLATE_SCORE_THRESHOLD && (!car || centreInside(p.box, car.box)))
+    .sort((a, b) => b.score - a.score)[0];
+}
+
+/** Where the feature map is taken: the main car with 5% of its size around it, else the whole image. */
+export function featureRegion(evidence: Evidence): Box | undefined {
+  const car = mainVehicle(evidence.objects);
+  if (!car) return undefined;
+  const { x, y, w, h } = car.box;
+  const x0 = Math.max(0, x - 0.05 * w);
+  const y0 = Math.max(0, y - 0.05 * h);
+  const x1 = Math.min(evidence.image.width, x + 1.05 * w);
+  const y1 = Math.min(evidence.image.height, y + 1.05 * h);
+  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+}
+
+const mirrorBox = (b: Box, width: number): Box => ({ ...b, x: width - b.x - b.w });
+
+/** The evidence of the horizontally flipped photo. */
+export function mirrorEvidence(evidence: Evidence): Evidence {
+  const { width } = evidence.image;
+  return {
+    image: evidence.image,
+    objects: evidence.objects.map((o) => ({ ...o, box: mirrorBox(o.box, width) })),
+    plates: evidence.plates.map((p) => ({ ...p, box: mirrorBox(p.box, width) })),
+  };
+}
+
+export const GEOMETRY_FEATURES = [
+  'car_found',
+  'car_score',
+  'car_area',
+  'car_log_aspect',
+  'car_centre_x',
+  'car_centre_y',
+  'car_touches_left',
+  'car_touches_right',
+  'vehicle_count',
+  'image_log_aspect',
+  'plate_found',
+  'plate_score',
+  'plate_x_in_car',
+  'plate_y_in_car',
+  'plate_width_in_car',
+  'plate_log_aspect',
+  'plate_off_centre',
+] as const;
+
+/**
+ * Car box and plate geometry, relative to the image and to the car. Positions are centred on 0 so that
+ * mirroring the photo flips their sign: that is what lets a head tell left from right.
+ */
+export function geometryFeatures(evidence: Evidence): number[] {
+  const { width: W, height: H } = evidence.image;
+  const car = mainVehicle(evidence.objects);
+  const vehicles = distinctVehicles(evidence.objects).length;
+  const out: number[] = [];
+  if (car) {
+    const b = car.box;
+    out.push(
+      1,
+      car.score,
+      (b.w * b.h) / (W * H),
+      Math.log(Math.max(b.w, 1) / Math.max(b.h, 1)),
+      (b.x + b.w / 2) / W - 0.5,
+      (b.y + b.h / 2) / H - 0.5,
+      b.x <= 1 ? 1 : 0,
+      b.x + b.w >= W - 1 ? 1 : 0,
+    );
+  } else {
+    out.push(0, 0, 0, 0, 0, 0, 0, 0);
+  }
+  out.push(vehicles, Math.log(W / H));
+  const plate = mainPlate(evidence, car);
+  if (plate) {
+    const ref = car?.box ?? { x: 0, y: 0, w: W, h: H };
+    const px = (plate.box.x + plate.box.w / 2 - ref.x) / ref.w - 0.5;
+    out.push(
+      1,
+      plate.score,
+      px,
+      (plate.box.y + plate.box.h / 2 - ref.y) / ref.h - 0.5,
+      plate.box.w / ref.w,
+      Math.log(Math.max(plate.box.w, 1) / Math.max(plate.box.h, 1)),
+      Math.abs(px),
+    );
+  } else {
+    out.push(0, 0, 0, 0, 0, 0, 0);
+  }
+  return out;
+}
+
+/**
+ * Per channel: the mean over the whole map, then the mean of the left three columns minus that of the
+ * right three. The first says what is there; the second where (front left or right, say), which a
+ * global pool would average away.
+ */
+export function cnnFeatures(map: FeatureMapLike): Float32Array {
+  const { channels, height, width, data } = map;
+  const side = Math.floor((width - 1) / 2);
+  const out = new Float32Array(channels * 2);
+  for (let c = 0; c < channels; c++) {
+    let all = 0;
+    let left = 0;
+    let right = 0;
+    for (let y = 0; y < height; y++) {
+      const row = (c * height + y) * width;
+      for (let x = 0; x < width; x++) {
+        const v = data[row + x]!;
+        all += v;
+        if (x < side) left += v;
+        else if (x >= width - side) right += v;
+      }
+    }
+    out[c] = all / (width * height);
+    out[channels + c] = (left - right) / (side * height);
+  }
+  return out;
+}
+
+/** The head's input: geometry features, then the CNN features of the feature region. */
+export function assembleFeatures(evidence: Evidence, map: FeatureMapLike): Float32Array {
+  const geometry = geometryFeatures(evidence);
+  const cnn = cnnFeatures(map);
+  const out = new Float32Array(geometry.length + cnn.length);
+  out.set(geometry);
+  out.set(cnn, geometry.length);
+  return out;
+}
+
+/**
+ * How much the CNN sees: the length of the channel-mean block of a feature vector. A blank, flat or
+ * washed-out picture is far below any labelled photo (grey 12, a smooth gradient 16, the weakest
+ * labelled interior 21); a softmax head alone would still call such a picture an interior.
+ */
+export function featureStrength(features: ArrayLike<number>, channels = 1280): number {
+  let sum = 0;
+  for (let c = 0; c < channels; c++) sum += features[GEOMETRY_FEATURES.length + c]! ** 2;
+  return Math.sqrt(sum);
+}
