@@ -148,7 +148,7 @@ export const HEADS = {
     name: 'analyze photo-type and view head',
     version: 'analyze-head-2025.1',
     file: 'models/heads/analyze-head.json',
-    fittedBy: 'node --import tsx models/fit-analyze-head.ts',
+    fittedBy: 'node --import tsx tools/fit-analyze-head.ts',
     method:
       'multinomial logistic regression (softmax, 9 classes: interior + 8 views) on 2577 features ' +
       '(NanoDet-Plus car box and LPD-YuNet plate geometry, MobileNetV2 feature-map channel means and ' +

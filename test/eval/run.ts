@@ -4,7 +4,7 @@
  *    labelled box), false fills per image (detections matching no label), and the share of the labelled
  *    box covered by the fill (hidePlates with a test colour, service defaults otherwise).
  * 2. analyze (photos.csv): photo_type and view accuracy from grouped cross-validation (the fitting
- *    script's own code: models/fit-analyze-head.ts), never training-set predictions; the view confusion
+ *    script's own code: tools/fit-analyze-head.ts), never training-set predictions; the view confusion
  *    matrix; the share the shipped thresholds would refuse with 800.
  * 3. background: a contact sheet of results to look at, when the operation exists in this build.
  * Skips with a message when ../shared/eval is not there.
@@ -24,7 +24,7 @@ import {
   observeEvalPhotos,
   readEvalPhotos,
   score,
-} from '#models/fit-analyze-head.ts';
+} from '#tools/fit-analyze-head.ts';
 import { type Box, boxIoU } from '#vision/math/geometry.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import type { OperationInput } from '#vision/operation-input.ts';

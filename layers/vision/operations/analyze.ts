@@ -70,7 +70,7 @@ export interface Observation {
 }
 
 /**
- * What the head sees of a photo; the fitting script (models/fit-analyze-head.ts) goes through this
+ * What the head sees of a photo; the fitting script (tools/fit-analyze-head.ts) goes through this
  * same function. The mirror image costs one more MobileNetV2 run on the crop: the detections are
  * mirrored, not detected again.
  */

@@ -7,7 +7,7 @@ import {
   labelOf,
   predictSoftmax,
   type Sample,
-} from '#models/fit-analyze-head.ts';
+} from '#tools/fit-analyze-head.ts';
 import { HEAD_CLASSES } from '#vision/math/vocabulary.ts';
 
 describe('groupFolds', () => {

@@ -2,7 +2,7 @@
  * Fits the `analyze` head (models/heads/analyze-head.json) on the labelled listing photos of
  * ../shared/eval (photos.csv: 200 exteriors in 8 views, 200 interiors).
  *
- *   node --import tsx models/fit-analyze-head.ts [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json]
+ *   node --import tsx tools/fit-analyze-head.ts [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json]
  *
  * 1. Observe every photo through the operation's own code (`observe` in layers/vision/operations/analyze.ts):
  *    NanoDet-Plus objects, LPD-YuNet plates, MobileNetV2 features of the car; also for the mirror image,
