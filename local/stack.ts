@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pLimit, { type LimitFunction } from 'p-limit';
 import { createApiServer, type GatewayOptions } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
@@ -16,6 +17,7 @@ export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url
 export const LOCAL_TABLE = 'photo-jobs-local';
 export const LOCAL_BUCKET = 'photo-jobs-local';
 export const LOCAL_EVENT_BUS = 'photo-jobs-local';
+export const DEFAULT_FUNCTION_INSTANCES = 16;
 /**
  * Step Functions retry waits are multiplied by this unless told otherwise: the webhook schedule, hours in
  * AWS, takes under a minute here (30 s becomes 30 ms, 4 h becomes 14.4 s).
@@ -31,6 +33,11 @@ export interface LocalStackOptions {
   dataDir?: string;
   masterKeySha256: string;
   inferenceWorkers?: number;
+  /**
+   * Invocations of one zip function that run at once, as that many warm Lambda instances would; more wait
+   * their turn before their clock starts. Default DEFAULT_FUNCTION_INSTANCES.
+   */
+  functionInstances?: number;
   /** Shortens Step Functions retry waits (0..1); tests use 0. Default DEFAULT_RETRY_INTERVAL_SCALE. */
   retryIntervalScale?: number;
   /** Where job events (EventBridge PutEvents) are appended as JSON lines; default `<dataDir or tmp>/events.jsonl`. */
@@ -135,12 +142,25 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         handler: await modulePath(imageFunction),
       })
     : null;
+  // In Lambda every invocation has an instance, and so a CPU, to itself. Here all share one process: 200
+  // requests at once would each get 1/200 of it and run out of their own timeout (a 500) on a busy machine.
+  // A few instances per function, with the rest queued before their clock starts, keep each invocation's
+  // time what it would be in AWS; the total work, and so the throughput, is the same.
+  const instances = new Map<string, LimitFunction>();
+  const instancesOf = (functionId: string) => {
+    let limit = instances.get(functionId);
+    if (!limit) {
+      limit = pLimit(options.functionInstances ?? DEFAULT_FUNCTION_INSTANCES);
+      instances.set(functionId, limit);
+    }
+    return limit;
+  };
   const invokeFunction = async (functionId: string, payload: unknown) => {
     const fn = topology.functions.get(functionId);
     if (!fn) throw new Error(`No function ${functionId} in the template`);
     if (fn.image && pool) return pool.invoke(payload);
     const handler = await loadHandler(REPO_ROOT, await modulePath(fn));
-    return handler(payload, lambdaContext(functionId, fn.timeoutSeconds));
+    return instancesOf(functionId)(() => handler(payload, lambdaContext(functionId, fn.timeoutSeconds)));
   };
 
   const sfn = await startLocalStepFunctions({

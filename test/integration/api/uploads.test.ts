@@ -179,7 +179,9 @@ describe.skipIf(!hasShared)('direct uploads on the local server', () => {
     ) {
       expect(Date.now()).toBeLessThan(deadline);
       await new Promise((resolve) => setTimeout(resolve, 300));
-      batch = (await c.get(`/batches/${batchId}`)).body.batch;
+      const polled = await c.get(`/batches/${batchId}`);
+      expect(polled.status, JSON.stringify(polled.body)).toBe(200);
+      batch = polled.body.batch;
     }
     expect(batch).toMatchObject({ status: 'completed', counts: { total: 6, skipped: 3 } });
     expect(batch.counts.succeeded + batch.counts.failed).toBe(3);

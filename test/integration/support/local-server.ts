@@ -1,5 +1,5 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -102,6 +102,7 @@ export async function startServer(
         await exited;
       }
       await rm(dataDir, { recursive: true, force: true });
+      if (process.env.TEST_SERVER_LOG) writeFileSync(process.env.TEST_SERVER_LOG, output);
     },
     async kill() {
       const exited = new Promise((resolve) => child.once('exit', resolve));
