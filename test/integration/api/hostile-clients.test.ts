@@ -12,7 +12,7 @@ function raw(
   method: string,
   path: string,
   options: { body?: Buffer; headers?: Record<string, string> } = {},
-): Promise<{ status: number; body: Record<string, unknown>; reusedSocket: boolean }> {
+): Promise<{ status: number; body: Record<string, unknown>; reusedSocket: boolean; connection?: string }> {
   const { hostname, port } = new URL(server.origin);
   return new Promise((resolve, reject) => {
     const req = http.request(
@@ -25,6 +25,7 @@ function raw(
             status: res.statusCode ?? 0,
             body: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null'),
             reusedSocket: req.reusedSocket,
+            connection: res.headers.connection,
           }),
         );
       },
@@ -104,6 +105,7 @@ describe('hostile clients against npm start', () => {
       headers: { 'x-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` },
     });
     expect(answer.status).toBe(413);
+    expect(answer.connection).toBe('keep-alive');
     expect(answer.body).toEqual({
       code: 413,
       message: expect.stringContaining(`${MAX_INLINE_BODY_BYTES} bytes (limit: inline body)`),
