@@ -1,7 +1,7 @@
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../archive/limits.ts';
 import { type Batch, newBatchId } from '../batches/batch.ts';
 import { costOf } from '../credits/credits.ts';
-import { BadRequestError, InsufficientCreditsError } from '../errors.ts';
+import { BadRequestError } from '../errors.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import type { Operation } from '../jobs/job.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
@@ -9,6 +9,7 @@ import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts
 import type { AccountRepository, ArchiveReader, ArchiveWorkflow, ObjectStore } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import type { BatchDeps } from './advance-batch.ts';
+import { refuseUnlessAffordable } from './affordability.ts';
 
 export interface CreateBatchDeps extends BatchDeps {
   objects: ObjectStore;
@@ -53,14 +54,12 @@ export const unpackExecution = (batchId: string): string => `unpack-${batchId}`;
 export async function createBatch(deps: CreateBatchDeps, caller: Caller, request: BatchRequest) {
   const account = accountOf(caller);
   const cost = costOf(request.operation);
-  if (account) {
-    const balance = await deps.accounts.get(account);
-    if ((balance?.available ?? 0) < cost) {
-      throw new InsufficientCreditsError(
-        `A batch needs ${cost} credits for each photo when it starts; ${balance?.available ?? 0} are available`,
-      );
-    }
-  }
+  await refuseUnlessAffordable(
+    deps.accounts,
+    caller,
+    cost,
+    `A batch needs ${cost} credits for each photo when it starts`,
+  );
 
   const batchId = newBatchId();
   const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;

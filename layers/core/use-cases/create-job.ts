@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
 import {
   BadRequestError,
-  InsufficientCreditsError,
   PayloadTooLargeError,
   TransientError,
   UnsupportedMediaTypeError,
@@ -27,6 +26,7 @@ import type {
   WorkflowStarter,
 } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
+import { refuseUnlessAffordable } from './affordability.ts';
 import { startOrFail } from './control-job.ts';
 import { readUploadedPhoto } from './uploads.ts';
 
@@ -78,14 +78,7 @@ export async function createJob(
   // Nothing is fetched, decoded or stored for a caller who could not pay for the job anyway.
   const account = accountOf(caller);
   const cost = costOf(request.operation);
-  if (account) {
-    const balance = await deps.accounts.get(account);
-    if ((balance?.available ?? 0) < cost) {
-      throw new InsufficientCreditsError(
-        `This operation needs ${cost} credits; ${balance?.available ?? 0} are available`,
-      );
-    }
-  }
+  await refuseUnlessAffordable(deps.accounts, caller, cost, `This operation needs ${cost} credits`);
 
   const source = await loadSource(deps, caller, request);
   const background = request.backgroundFile
