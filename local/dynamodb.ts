@@ -5,15 +5,58 @@ import type { AddressInfo } from 'node:net';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { readText, sendAwsJson } from './aws-json.ts';
 
-// dynalite ships no type declarations; createRequire keeps the cast in this file.
-const dynalite = createRequire(import.meta.url)('dynalite') as (options: {
-  path?: string;
-  createTableMs: number;
-  updateTableMs: number;
-  deleteTableMs: number;
-}) => http.Server;
+// dynalite ships no type declarations; createRequire keeps the casts in this file. Its engine (the
+// request validations, the actions and the LevelDB store) is used in this process, without its HTTP server:
+// the front below is the one server the SDK clients reach, so a request crosses one socket, not two.
+const requireDynalite = createRequire(import.meta.url);
+type Callback = (
+  err: (Error & { statusCode?: number; body?: DynamoError['body'] }) | null,
+  out?: unknown,
+) => void;
+interface DynaliteStore {
+  getTable(name: string, checkStatus: unknown, cb?: Callback): void;
+  tableDb: { put(key: string, value: unknown, cb: Callback): void; del(key: string, cb: Callback): void };
+  db: { close(cb: (err?: Error) => void): void };
+  lifecycleManager?: { gracefulClose(cb: (err?: Error) => void): void };
+}
+const dynaliteDb = requireDynalite('dynalite/db') as {
+  create(options: {
+    path?: string;
+    createTableMs: number;
+    updateTableMs: number;
+    deleteTableMs: number;
+  }): DynaliteStore;
+};
+const dynaliteValidations = requireDynalite('dynalite/validations') as {
+  checkTypes(data: unknown, types: object): Record<string, unknown>;
+  checkValidations(data: unknown, types: object, custom: unknown, store: DynaliteStore): void;
+};
+// dynalite's list (index.js): what its server accepts.
+const OPERATIONS = [
+  'BatchGetItem',
+  'BatchWriteItem',
+  'CreateTable',
+  'DeleteItem',
+  'DeleteTable',
+  'DescribeTable',
+  'DescribeTimeToLive',
+  'GetItem',
+  'ListTables',
+  'PutItem',
+  'Query',
+  'Scan',
+  'TagResource',
+  'UntagResource',
+  'ListTagsOfResource',
+  'UpdateItem',
+  'UpdateTable',
+];
+const TABLE_OPERATIONS = new Set(['CreateTable', 'DeleteTable', 'UpdateTable']);
+/** dynalite's own request size limit. */
+const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 const TARGET = 'DynamoDB_20120810.';
+const API_VERSIONS = ['DynamoDB_20111205', 'DynamoDB_20120810'];
 const MAX_TRANSACT_ITEMS = 100;
 
 type Item = Record<string, unknown>; // DynamoDB wire format, passed through untouched
@@ -46,62 +89,151 @@ class DynamoError extends Error {
 const validation = (message: string) =>
   new DynamoError(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
 
-/** Starts dynalite on loopback behind a front that adds TransactWriteItems and TransactGetItems. */
+/**
+ * dynalite's engine without its HTTP server: a request is validated and run exactly as its server would
+ * (checkTypes, checkValidations, the action), and its error bodies are dynalite's. An ACTIVE table's
+ * description is kept in memory (dynalite reads it from LevelDB on every request); any write of a table
+ * description (create, update, delete, and their delayed status changes) drops what is kept.
+ */
+function dynaliteEngine(dataDir: string | undefined) {
+  // 0 ms: tables go ACTIVE on the next tick instead of after dynalite's 500 ms default.
+  const store = dynaliteDb.create({ path: dataDir, createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
+  const actions = new Map(
+    OPERATIONS.map((op) => {
+      const name = op[0]!.toLowerCase() + op.slice(1);
+      return [
+        op,
+        {
+          run: requireDynalite(`dynalite/actions/${name}`) as (
+            store: DynaliteStore,
+            data: unknown,
+            cb: Callback,
+          ) => void,
+          validation: requireDynalite(`dynalite/validations/${name}`) as { types: object; custom?: unknown },
+        },
+      ];
+    }),
+  );
+
+  const tables = new Map<string, unknown>();
+  let generation = 0;
+  const forget = () => {
+    generation++;
+    tables.clear();
+  };
+  const { put, del } = store.tableDb;
+  store.tableDb.put = (key, value, cb) => {
+    forget();
+    put.call(store.tableDb, key, value, cb);
+  };
+  store.tableDb.del = (key, cb) => {
+    forget();
+    del.call(store.tableDb, key, cb);
+  };
+  const readTable = store.getTable.bind(store);
+  // Item actions pass a callback as checkStatus (CREATING and DELETING tables are not found); table
+  // actions pass false and read LevelDB every time.
+  store.getTable = (name, checkStatus, cb) => {
+    const done = (cb ?? checkStatus) as Callback;
+    if (typeof checkStatus === 'function' || checkStatus === true) {
+      const known = tables.get(name);
+      if (known) return queueMicrotask(() => done(null, known));
+      const at = generation;
+      return readTable(name, true, (err, table) => {
+        if (!err && at === generation && (table as { TableStatus?: string }).TableStatus === 'ACTIVE')
+          tables.set(name, table);
+        done(err, table);
+      });
+    }
+    readTable(name, checkStatus, done);
+  };
+
+  return {
+    /** One request, already parsed: its answer, or a DynamoError with dynalite's status and body. */
+    dispatch(op: string, data: unknown): Promise<Record<string, unknown>> {
+      const action = actions.get(op);
+      if (!action)
+        return Promise.reject(
+          new DynamoError(400, { __type: 'com.amazon.coral.service#UnknownOperationException' }),
+        );
+      return new Promise((resolve, reject) => {
+        const settle: Callback = (err, out) => {
+          if (!err) resolve(out as Record<string, unknown>);
+          else reject(err.statusCode && err.body ? new DynamoError(err.statusCode, err.body) : err);
+        };
+        try {
+          const checked = dynaliteValidations.checkTypes(data, action.validation.types);
+          dynaliteValidations.checkValidations(
+            checked,
+            action.validation.types,
+            action.validation.custom,
+            store,
+          );
+          if (TABLE_OPERATIONS.has(op)) forget();
+          action.run(store, checked, settle);
+        } catch (err) {
+          settle(err as Error);
+        }
+      });
+    },
+    close(): Promise<void> {
+      return new Promise((resolve, reject) => {
+        const closed = (err?: Error) => (err ? reject(err) : resolve());
+        if (store.lifecycleManager) store.lifecycleManager.gracefulClose(closed);
+        else store.db.close(closed);
+      });
+    },
+  };
+}
+
+/**
+ * dynalite's engine in this process behind one loopback server that speaks DynamoDB's JSON protocol to the
+ * SDK clients and adds TransactWriteItems and TransactGetItems.
+ */
 export async function startLocalDynamo(opts: {
   dataDir?: string;
   tables: CreateTableCommandInput[];
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
-  // 0 ms: tables go ACTIVE on the next tick instead of after dynalite's 500 ms default.
-  const backend = dynalite({ path: opts.dataDir, createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
-  const backendPort = await listen(backend);
-  const agent = new http.Agent({ keepAlive: true });
+  const engine = dynaliteEngine(opts.dataDir);
 
-  async function call<T = Record<string, unknown>>(op: string, body: object): Promise<T> {
-    const payload = JSON.stringify(body);
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: backendPort,
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/x-amz-json-1.0',
-            'x-amz-target': TARGET + op,
-            'x-amz-date': '20200101T000000Z',
-            // dynalite checks that a SigV4 header is present, never the signature itself.
-            authorization:
-              'AWS4-HMAC-SHA256 Credential=local/20200101/local/dynamodb/aws4_request, SignedHeaders=host, Signature=0',
-            'content-length': Buffer.byteLength(payload),
-          },
-        },
-        (res) => {
-          readText(res).then((text) => {
-            const parsed = JSON.parse(text || '{}');
-            if (res.statusCode === 200) resolve(parsed as T);
-            else reject(new DynamoError(res.statusCode ?? 500, parsed));
-          }, reject);
-        },
-      );
-      req.on('error', reject).end(payload);
+  /** A request from inside a transaction: a copy of its body, as a request over the wire would be. */
+  const call = <T = Record<string, unknown>>(op: string, body: object): Promise<T> =>
+    engine.dispatch(op, JSON.parse(JSON.stringify(body))) as Promise<T>;
+
+  // Transactions that share an item run one after the other, in the order they came; the others run
+  // side by side. Each takes every item it touches at once, so none waits on another in a circle.
+  const held = new Map<string, Promise<void>>();
+  const exclusive = <T>(ids: string[], fn: () => Promise<T>): Promise<T> => {
+    const waits = ids.flatMap((id) => held.get(id) ?? []);
+    const run = (waits.length ? Promise.all(waits) : Promise.resolve()).then(fn);
+    const done = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    for (const id of ids) held.set(id, done);
+    void done.then(() => {
+      for (const id of ids) if (held.get(id) === done) held.delete(id);
     });
-  }
-
-  // One queue for every transaction: simple, and real isolation between transactions.
-  let tail: Promise<unknown> = Promise.resolve();
-  const serialise = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn, fn);
-    tail = run.catch(() => undefined);
     return run;
   };
 
-  async function keyNamesOf(table: string): Promise<string[]> {
-    const { Table } = await call<{ Table: { KeySchema: { AttributeName: string }[] } }>('DescribeTable', {
-      TableName: table,
-    });
-    return Table.KeySchema.map((k) => k.AttributeName);
+  // A table's key schema never changes (DynamoDB cannot alter it): read once per table.
+  const keyNames = new Map<string, Promise<string[]>>();
+  function keyNamesOf(table: string): Promise<string[]> {
+    let names = keyNames.get(table);
+    if (!names) {
+      names = call<{ Table: { KeySchema: { AttributeName: string }[] } }>('DescribeTable', {
+        TableName: table,
+      }).then(({ Table }) => Table.KeySchema.map((k) => k.AttributeName));
+      keyNames.set(table, names);
+      names.catch(() => keyNames.delete(table));
+    }
+    return names;
   }
+  /** The same for every spelling of one key: attributes in name order. */
+  const itemId = (table: string, key: Item) =>
+    `${table}\u0000${JSON.stringify(Object.entries(key).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`;
 
   async function toOp(item: TransactWriteItem): Promise<Op> {
     const kinds = (['Put', 'Update', 'Delete', 'ConditionCheck'] as const).filter((k) => item[k]);
@@ -166,11 +298,11 @@ export async function startLocalDynamo(opts: {
     const items = body.TransactItems ?? [];
     checkCount(items.length);
     const ops = await Promise.all(items.map(toOp));
-    const ids = new Set(ops.map((op) => `${op.spec.TableName}\u0000${JSON.stringify(op.key)}`));
+    const ids = new Set(ops.map((op) => itemId(op.spec.TableName, op.key)));
     if (ids.size !== ops.length)
       throw validation('Transaction request cannot include multiple operations on one item');
 
-    return serialise(async () => {
+    return exclusive([...ids], async () => {
       const before = await Promise.all(ops.map((op) => read(op.spec.TableName, op.key)));
       const reasons: Reason[] = ops.map(() => ({ Code: 'None' }));
       const applied: number[] = [];
@@ -226,7 +358,8 @@ export async function startLocalDynamo(opts: {
   }) {
     const items = body.TransactItems ?? [];
     checkCount(items.length);
-    const found = await serialise(() =>
+    const ids = new Set(items.map(({ Get: g }) => itemId(g?.TableName, g?.Key ?? {})));
+    const found = await exclusive([...ids], () =>
       Promise.all(
         items.map(({ Get: g }) =>
           read(g.TableName, g.Key, {
@@ -239,15 +372,36 @@ export async function startLocalDynamo(opts: {
     return { Responses: found.map((Item) => (Item ? { Item } : {})) };
   }
 
+  const transactions: Record<string, (body: never) => Promise<object>> = {
+    TransactWriteItems: transactWrite,
+    TransactGetItems: transactGet,
+  };
+  /** What dynalite's server checks before its engine runs a request. */
+  async function answer(req: http.IncomingMessage, text: string): Promise<object> {
+    const [api, op = ''] = String(req.headers['x-amz-target'] ?? '').split('.');
+    const transaction = api === TARGET.slice(0, -1) ? transactions[op] : undefined;
+    if (!transaction && (!API_VERSIONS.includes(api ?? '') || !OPERATIONS.includes(op)))
+      throw new DynamoError(400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
+    if (!String(req.headers.authorization ?? '').startsWith('AWS4-')) {
+      throw new DynamoError(400, {
+        __type: 'com.amazon.coral.service#MissingAuthenticationTokenException',
+        message: 'Request is missing Authentication Token',
+      });
+    }
+    const data = text ? JSON.parse(text) : undefined;
+    if (data === undefined || data === null || typeof data !== 'object')
+      throw new DynamoError(400, { __type: 'com.amazon.coral.service#SerializationException' });
+    return transaction ? transaction(data as never) : engine.dispatch(op, data);
+  }
+
   const front = http.createServer((req, res) => {
-    const target = String(req.headers['x-amz-target'] ?? '');
-    const local = {
-      [`${TARGET}TransactWriteItems`]: transactWrite,
-      [`${TARGET}TransactGetItems`]: transactGet,
-    }[target];
-    if (!local) return forward(req, res, backendPort, agent);
+    if (declaredLength(req) > MAX_REQUEST_BYTES) {
+      req.resume();
+      res.writeHead(413).end();
+      return;
+    }
     readText(req)
-      .then((text) => local(JSON.parse(text)))
+      .then((text) => answer(req, text))
       .then(
         (out) => sendAwsJson(res, 200, out),
         (err: unknown) =>
@@ -262,11 +416,10 @@ export async function startLocalDynamo(opts: {
   const endpoint = `http://127.0.0.1:${await listen(front)}`;
 
   async function close() {
-    await new Promise<void>((resolve) => front.close(() => resolve()));
-    agent.destroy();
-    await new Promise<void>((resolve, reject) =>
-      backend.close((err?: Error) => (err ? reject(err) : resolve())),
-    );
+    const closed = new Promise<void>((resolve) => front.close(() => resolve()));
+    front.closeIdleConnections();
+    await closed;
+    await engine.close();
   }
 
   try {
@@ -314,18 +467,9 @@ async function untilActive(describe: () => Promise<{ Table: { TableStatus: strin
   throw new Error('local DynamoDB table did not become ACTIVE');
 }
 
-function forward(req: http.IncomingMessage, res: http.ServerResponse, port: number, agent: http.Agent) {
-  const upstream = http.request(
-    { host: '127.0.0.1', port, method: req.method, path: req.url, headers: req.headers, agent },
-    (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    },
-  );
-  upstream.on('error', (err) =>
-    sendAwsJson(res, 502, { __type: 'com.amazon.coral.service#InternalFailure', message: String(err) }),
-  );
-  req.pipe(upstream);
+function declaredLength(req: http.IncomingMessage): number {
+  const value = Number(req.headers['content-length']);
+  return Number.isFinite(value) ? value : 0;
 }
 
 async function listen(server: http.Server): Promise<number> {

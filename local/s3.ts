@@ -7,7 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 // s3rver ships no type declarations; only the members used here are described.
-type S3rverInstance = { run(): Promise<AddressInfo>; close(): Promise<void>; httpServer?: http.Server };
+type S3rverInstance = {
+  run(): Promise<AddressInfo>;
+  close(): Promise<void>;
+  httpServer?: http.Server;
+  /** Koa's request listener, the one its own server uses. */
+  callback(): http.RequestListener;
+};
 const S3rver = createRequire(import.meta.url)('s3rver') as new (options: {
   address: string;
   port: number;
@@ -31,11 +37,11 @@ export async function startLocalS3(opts: {
     directory,
     configureBuckets: opts.buckets.map((name) => ({ name })),
   });
-  const { port } = await server.run().catch(async (err: unknown) => {
+  await server.run().catch(async (err: unknown) => {
     if (!opts.dataDir) await rm(directory, { recursive: true, force: true });
     throw err;
   });
-  const front = await signatureCheckingFront(port);
+  const front = await signatureCheckingFront(server.callback());
   return {
     endpoint: front.endpoint,
     async close() {
@@ -96,10 +102,12 @@ const SECRETS: Record<string, string> = { S3RVER: 'S3RVER' };
  * so a URL with another content type, length or key would pass locally and fail in AWS. This front
  * checks every query-signed request as S3 does (the canonical request over the signed headers, the
  * key derived from the secret, scope and date, expiry) and answers S3's 403 XML when it does not
- * match; everything else, and the bodies, stream through to s3rver unchanged.
+ * match; everything else goes to s3rver's own request listener in this process, the request and its
+ * body unchanged (a second loopback hop to s3rver's server would only double the HTTP work).
  */
-async function signatureCheckingFront(target: number): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const agent = new http.Agent({ keepAlive: true });
+async function signatureCheckingFront(
+  s3rver: http.RequestListener,
+): Promise<{ endpoint: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
     const refusal = checkPresigned(req);
     if (refusal) {
@@ -110,15 +118,7 @@ async function signatureCheckingFront(target: number): Promise<{ endpoint: strin
       );
       return;
     }
-    const upstream = http.request(
-      { host: '127.0.0.1', port: target, method: req.method, path: req.url, headers: req.headers, agent },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', () => res.destroy());
-    req.pipe(upstream);
+    s3rver(req, res);
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   return {
@@ -126,7 +126,6 @@ async function signatureCheckingFront(target: number): Promise<{ endpoint: strin
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      agent.destroy();
       await closed;
     },
   };

@@ -15,6 +15,8 @@ export interface RunningServer {
   origin: string;
   masterKey: string;
   dataDir: string;
+  /** The server process, for measurements of its own (the load benchmark reads its CPU time). */
+  pid: number;
   createKey(credits: number, flags?: string[]): Promise<string>;
   /** A new key and its webhook signing secret, as `keys create --json` prints them. */
   createKeyWithSecret(credits: number, flags?: string[]): Promise<{ key: string; webhookSecret: string }>;
@@ -83,6 +85,7 @@ export async function startServer(
     origin: new URL(baseUrl).origin,
     masterKey,
     dataDir,
+    pid: child.pid!,
     async createKey(credits, flags = []) {
       return (await createKeyWithSecret(credits, flags)).key;
     },
