@@ -1,6 +1,7 @@
 import type { Config } from '#config';
 import { config } from '#config';
 import type { Caller } from '#core/keys/caller.ts';
+import { verifiedKeys } from '#core/keys/verified-keys.ts';
 import type { ArchiveTask, Clock } from '#core/ports.ts';
 import { openUpload } from '#core/use-cases/uploads.ts';
 import { awsClients } from './clients.ts';
@@ -101,6 +102,9 @@ export function dataPlane(cfg: Config = config(), clients: Clients = awsClients(
     openUpload: uploadOpener({ uploads: table.uploads, objects: bucket.objects }),
     ...workflowAdapter(cfg, clients),
     masterKey: masterKeyLoader(cfg),
+    // One per process (a Lambda container, or `npm start`): reads by a key verified in the last seconds
+    // skip reading it again (docs/decisions.md, "Verified keys").
+    verifiedKeys: verifiedKeys(),
     policy: {
       allowKeyInQuery: cfg.ALLOW_KEY_IN_QUERY,
       allowKeyInForm: cfg.ALLOW_KEY_IN_FORM,

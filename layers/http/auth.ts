@@ -11,6 +11,7 @@ import {
   signGuestSession,
   verifyGuestSession,
 } from '#core/keys/guest-session.ts';
+import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
 import type { AccountRepository, ApiKeyRepository, GuestRepository } from '#core/ports.ts';
 
 export interface AuthPolicy {
@@ -87,13 +88,26 @@ export function presentedKey(
   return keys[0] ?? null;
 }
 
-export async function callerForKey(deps: AuthDeps, apiKey: string): Promise<Caller> {
+/**
+ * The caller a key stands for. With `recent`, a read (`read: true`) may be authenticated by a key this
+ * process verified in the last few seconds (core/keys/verified-keys.ts); anything else reads the key's
+ * record, and a key found unknown or disabled is forgotten at once, so it stops reading too.
+ */
+export async function callerForKey(
+  deps: AuthDeps,
+  apiKey: string,
+  recent?: { keys: VerifiedKeys; read: boolean },
+): Promise<Caller> {
   if (deps.masterKeySha256 && secretMatches(apiKey, deps.masterKeySha256)) return { kind: 'master' };
-  const record = await deps.keys.findById(keyIdOf(hashSecret(apiKey)));
+  const secretHash = hashSecret(apiKey);
+  const known = recent?.read ? recent.keys.recall(secretHash) : undefined;
+  const record = known ?? (await deps.keys.findById(keyIdOf(secretHash)));
   // Unknown and disabled keys get the same answer, so keys cannot be probed.
   if (!record || record.disabled || !secretMatches(apiKey, record.secretHash)) {
+    recent?.keys.forget(secretHash);
     throw new UnauthorizedError('The API key is not valid or has been disabled');
   }
+  if (!known) recent?.keys.remember(secretHash, record);
   return { kind: 'key', keyId: record.keyId, account: record.keyId, defaults: record.defaults };
 }
 

@@ -2,6 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } from '#core/errors.ts';
 import type { Caller } from '#core/keys/caller.ts';
+import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
 import { MAX_ID_CHARS } from '#core/limits.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
 import { type ParsedBody, parseBody } from './body.ts';
@@ -24,6 +25,8 @@ export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'> {
   maxBodyBytes: number;
   /** The master key's sha256, loaded once (it may live in Secrets Manager or SSM); `null`: none. */
   masterKey(): Promise<string | null>;
+  /** Keys verified in the last seconds, which may authenticate reads; absent: every request reads the key. */
+  verifiedKeys?: VerifiedKeys;
 }
 
 /**
@@ -52,9 +55,11 @@ export function httpStack(options: {
       if (options.auth === 'none') return;
       const key = presentedKey(request.event, body.fields, deps.policy);
       if (key) {
+        const method = request.event.requestContext?.http?.method;
         request.context.caller = await callerForKey(
           { ...deps, masterKeySha256: await deps.masterKey() },
           key,
+          deps.verifiedKeys && { keys: deps.verifiedKeys, read: method === 'GET' || method === 'HEAD' },
         );
       } else if (options.auth === 'key-or-guest') {
         const { caller, cookie } = await guestCaller(deps, request.event, {
