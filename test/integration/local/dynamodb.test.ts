@@ -2,7 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  CreateTableCommand,
   type CreateTableCommandInput,
+  DeleteTableCommand,
+  DescribeTableCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -240,6 +243,45 @@ describe('startLocalDynamo (in memory)', () => {
       }),
     );
     expect(events.Count).toBe(20);
+  });
+
+  it('answers for a table recreated under the same name with its new key, not the one it had', async () => {
+    // Table descriptions are kept in memory between requests; dropping and recreating must show through.
+    const create = (key: string) =>
+      db.send(
+        new CreateTableCommand({
+          TableName: 'reborn',
+          BillingMode: 'PAY_PER_REQUEST',
+          AttributeDefinitions: [{ AttributeName: key, AttributeType: 'S' }],
+          KeySchema: [{ AttributeName: key, KeyType: 'HASH' }],
+        }),
+      );
+    const status = () =>
+      db.send(new DescribeTableCommand({ TableName: 'reborn' })).then(
+        ({ Table }) => Table?.TableStatus,
+        () => 'GONE',
+      );
+    const until = async (wanted: string) => {
+      for (let i = 0; i < 200 && (await status()) !== wanted; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await status()).toBe(wanted);
+    };
+    await create('pk');
+    await until('ACTIVE');
+    await db.send(new PutItemCommand({ TableName: 'reborn', Item: { pk: { S: 'a' } } }));
+    await db.send(new DeleteTableCommand({ TableName: 'reborn' }));
+    await until('GONE');
+    await expect(
+      db.send(new GetItemCommand({ TableName: 'reborn', Key: { pk: { S: 'a' } } })),
+    ).rejects.toThrow(/not found/);
+    await create('id');
+    await until('ACTIVE');
+    await db.send(new PutItemCommand({ TableName: 'reborn', Item: { id: { S: 'b' } } }));
+    expect(
+      (await db.send(new GetItemCommand({ TableName: 'reborn', Key: { id: { S: 'b' } } }))).Item,
+    ).toEqual({ id: { S: 'b' } });
+    await expect(
+      db.send(new PutItemCommand({ TableName: 'reborn', Item: { pk: { S: 'c' } } })),
+    ).rejects.toThrow(/Missing the key id/);
   });
 
   it('rejects two operations on one item and more than 100 items like AWS', async () => {
