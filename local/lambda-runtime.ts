@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -23,6 +24,38 @@ export function lambdaContext(functionName: string, timeoutSeconds: number): Con
   };
 }
 
+/**
+ * Lambda's per-invocation store, as its runtime provides it where one instance serves several invocations at
+ * once (AWS_LAMBDA_MAX_CONCURRENCY, set by the local stack). Here every function runs concurrent invocations
+ * in one process; Powertools keeps each one's log keys (job id, request id) and metrics in this store, so
+ * that a log line never carries the ids of another request.
+ */
+type Store = Record<string | symbol, unknown>;
+const invocations = new AsyncLocalStorage<Store>();
+const REQUEST_ID = Symbol.for('_AWS_LAMBDA_REQUEST_ID');
+const invokeStore = {
+  getContext: () => invocations.getStore(),
+  hasContext: () => invocations.getStore() !== undefined,
+  get: (key: string | symbol) => invocations.getStore()?.[key],
+  set(key: string | symbol, value: unknown) {
+    const store = invocations.getStore();
+    if (!store) throw new Error('No invocation context');
+    store[key] = value;
+  },
+  run: <T>(context: Store, fn: () => T): T => invocations.run(context, fn),
+  getRequestId: () => (invocations.getStore()?.[REQUEST_ID] as string | undefined) ?? '-',
+  getXRayTraceId: () => undefined,
+  getTenantId: () => undefined,
+};
+const runtimeGlobals = globalThis as { awslambda?: { InvokeStore?: unknown } };
+runtimeGlobals.awslambda ??= {};
+runtimeGlobals.awslambda.InvokeStore ??= invokeStore;
+
+const inInvocation =
+  (handler: Handler): Handler =>
+  (event, context) =>
+    invocations.run({ [REQUEST_ID]: context.awsRequestId }, () => handler(event, context));
+
 const modules = new Map<string, Promise<Handler>>();
 
 /** Import a handler module once, as Lambda does per container, from its repo-relative (or absolute) path. */
@@ -31,7 +64,7 @@ export function loadHandler(repoRoot: string, handlerPath: string): Promise<Hand
   if (!loaded) {
     loaded = import(pathToFileURL(path.resolve(repoRoot, handlerPath)).href).then((module) => {
       if (typeof module.handler !== 'function') throw new Error(`${handlerPath} exports no handler`);
-      return module.handler as Handler;
+      return inInvocation(module.handler as Handler);
     });
     modules.set(handlerPath, loaded);
   }

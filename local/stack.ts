@@ -131,6 +131,14 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     EVENTBRIDGE_ENDPOINT: eventBus.endpoint,
     EVENT_BUS_NAME: LOCAL_EVENT_BUS,
     MASTER_KEY_SHA256: options.masterKeySha256,
+    // Powertools, as on a developer's machine: logs pretty-printed on the console, no EMF lines on stdout,
+    // and no tracer (which would otherwise look for an X-Ray daemon).
+    POWERTOOLS_DEV: 'true',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+    POWERTOOLS_TRACE_ENABLED: 'false',
+    // Invocations of one function overlap here, as on a Lambda instance serving several at once: the runtime
+    // keeps each one's state apart (lambda-runtime.ts).
+    AWS_LAMBDA_MAX_CONCURRENCY: String(options.functionInstances ?? DEFAULT_FUNCTION_INSTANCES),
     ...options.env,
   });
 

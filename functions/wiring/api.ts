@@ -1,3 +1,4 @@
+import { countedWebhookSender, logger } from '#aws/observability.ts';
 import { type DataPlane, deps as dataPlane } from '#aws/wiring.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
@@ -5,7 +6,8 @@ import { withBatchHooks } from './batch.ts';
 
 /**
  * The API functions' composition root: the table, the bucket and the workflow (layers/aws/wiring.ts),
- * plus the outbound HTTP clients for `url` sources and redeliveries. Their role grants exactly this.
+ * plus the outbound HTTP clients for `url` sources and redeliveries, and the function's logger. Their role
+ * grants exactly this.
  */
 function apiWiring(base: DataPlane) {
   const cfg = base.config;
@@ -20,10 +22,10 @@ function apiWiring(base: DataPlane) {
       const name = new URL(fetched.finalUrl).pathname.split('/').pop() || null;
       return { bytes: fetched.bytes, filename: name, contentType: fetched.contentType };
     },
-    webhooks: httpWebhookSender({
-      allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
-      timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
-    }),
+    webhooks: countedWebhookSender(
+      httpWebhookSender({ allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK, timeoutMs: cfg.WEBHOOK_TIMEOUT_MS }),
+    ),
+    logger,
   };
 }
 

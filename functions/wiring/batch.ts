@@ -1,3 +1,4 @@
+import { logger } from '#aws/observability.ts';
 import type { Batch } from '#core/batches/batch.ts';
 import type { Job } from '#core/jobs/job.ts';
 import { advanceBatch, type BatchDeps } from '#core/use-cases/advance-batch.ts';
@@ -17,9 +18,9 @@ export function withBatchHooks<D extends Omit<BatchDeps, 'batchFinished'> & Noti
     async batchFinished(batch) {
       try {
         const sent = await notifyBatchFinished(base, batch);
-        if (sent) console.log(JSON.stringify({ level: 'info', batch: batch.id, webhook: sent }));
+        if (sent) logger.info('batch webhook sent', { batch_id: batch.id, webhook: sent });
       } catch (error) {
-        console.error(JSON.stringify({ level: 'error', batch: batch.id, webhook: String(error) }));
+        logger.error('batch webhook not sent', { batch_id: batch.id, error: String(error) });
       }
     },
     advanceBatch: (batchId, settled) => advanceBatch(wired, batchId, { settled }),

@@ -1,4 +1,5 @@
 import { dynamodbClient, eventbridgeClient, s3Client, sfnClient } from '#aws/clients.ts';
+import { countedWebhookSender } from '#aws/observability.ts';
 import { bucketAdapters, eventsAdapter, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
 import { config } from '#config';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
@@ -19,7 +20,9 @@ const once = <T>(build: () => T): (() => T) => {
 
 const webhookSender = () => {
   const cfg = config();
-  return httpWebhookSender({ allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK, timeoutMs: cfg.WEBHOOK_TIMEOUT_MS });
+  return countedWebhookSender(
+    httpWebhookSender({ allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK, timeoutMs: cfg.WEBHOOK_TIMEOUT_MS }),
+  );
 };
 
 export const prepareDeps = once(() => {

@@ -27,6 +27,12 @@ export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'> {
   masterKey(): Promise<string | null>;
   /** Keys verified in the last seconds, which may authenticate reads; absent: every request reads the key. */
   verifiedKeys?: VerifiedKeys;
+  /** Where an error the client is not told about goes (the function's structured log). */
+  logger: ErrorLog;
+}
+
+export interface ErrorLog {
+  error(message: string, error: Error): void;
 }
 
 /**
@@ -78,7 +84,7 @@ export function httpStack(options: {
       }
     },
     onError(request) {
-      const response = errorResponse(request.error);
+      const response = errorResponse(request.error, options.deps().logger);
       const cookie = request.context.guestCookie;
       // The session was opened even if the request failed: keep the client on it.
       request.response = cookie ? { ...response, cookies: [cookie] } : response;
@@ -86,21 +92,15 @@ export function httpStack(options: {
   };
 }
 
-export function errorResponse(error: unknown): HttpResult {
+/** The spec's error body for a thrown error; what the client is not told (a 5xx, a hidden cause) is logged. */
+export function errorResponse(error: unknown, log: ErrorLog): HttpResult {
   if (error instanceof ServiceError) {
     const message = error.expose ? error.message : 'The service could not complete the request; try again';
-    if (!error.expose || error.status >= 500)
-      console.error(JSON.stringify({ level: 'error', error: describe(error) }));
+    if (!error.expose || error.status >= 500) log.error('request failed', error);
     const retryAfter =
       error instanceof TooManyRequestsError ? { 'retry-after': String(error.retryAfterSeconds) } : undefined;
     return json(error.status, errorBody(error.code, message), retryAfter);
   }
-  console.error(JSON.stringify({ level: 'error', error: describe(error) }));
+  log.error('request failed', error instanceof Error ? error : new Error(String(error)));
   return json(500, errorBody(500, 'Internal error'));
-}
-
-function describe(error: unknown) {
-  return error instanceof Error
-    ? { name: error.name, message: error.message, stack: error.stack }
-    : { error };
 }

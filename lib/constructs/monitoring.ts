@@ -7,8 +7,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { telemetry } from '../../layers/core/telemetry-names.ts';
 
-export const metricsNamespace = 'PhotoJobs';
+export const metricsNamespace = telemetry.metricsNamespace;
 
 export interface PhotoJobsMonitoringProps {
   httpApi: apigwv2.HttpApi;
@@ -123,6 +124,17 @@ export class PhotoJobsMonitoring extends Construct {
       alarmDescription: 'A webhook receiver did not accept a delivery through the whole retry schedule',
     });
 
+    // 7. What the functions publish themselves (EMF, layers/aws/observability.ts), every dimension value
+    // found by a search: jobs by operation and failure code, inference time by operation, webhook attempts.
+    const published = (metric: string, dimensions: string, statistic: string, label: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${metricsNamespace},${dimensions}} MetricName="${metric}"', '${statistic}', ${period.toSeconds()})`,
+        usingMetrics: {},
+        label,
+        period,
+      });
+    const names = telemetry.metrics;
+
     const graph = (title: string, ...metrics: cloudwatch.IMetric[]) =>
       new cloudwatch.GraphWidget({ title, left: metrics, width: 8, height: 6 });
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
@@ -149,10 +161,29 @@ export class PhotoJobsMonitoring extends Construct {
           graph('Throttles', throttles),
         ],
         [
+          graph(
+            'Jobs created and succeeded, by operation',
+            published(names.jobsCreated, 'operation,service', 'Sum', 'Created'),
+            published(names.jobsSucceeded, 'operation,service', 'Sum', 'Succeeded'),
+          ),
+          graph(
+            'Jobs failed, by operation and code',
+            published(names.jobsFailed, 'code,operation,service', 'Sum', 'Failed'),
+          ),
+          graph(
+            'Inference p95 (ms), by operation',
+            published(names.inferenceDuration, 'operation,service', 'p95', 'p95'),
+          ),
+        ],
+        [
+          graph(
+            'Webhook attempts, by outcome',
+            published(names.webhookAttempts, 'outcome,service', 'Sum', 'Attempts'),
+          ),
           graph('Webhook deliveries given up', givenUp),
           graph('Archive tasks failed', failedArchives),
-          ...(stuck ? [graph('Stuck work moved on by the sweeper', stuck)] : []),
         ],
+        ...(stuck ? [[graph('Stuck work moved on by the sweeper', stuck)]] : []),
       ],
     });
   }

@@ -11,6 +11,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { telemetry } from '../../layers/core/telemetry-names.ts';
 import {
   apiFunction,
   archiveFunction,
@@ -181,7 +182,14 @@ export class PhotoJobs extends Construct {
       });
     const stateMachineArn = arnOf(stateMachineName);
     const archiveStateMachineArn = arnOf(archiveStateMachineName);
-    const common = { NODE_OPTIONS: '--enable-source-maps' };
+    // Powertools (layers/aws/observability.ts) reads these: JSON logs at INFO, EMF metrics in the namespace
+    // the alarms and dashboard read, X-Ray traces (active tracing is on for every function).
+    const common = {
+      NODE_OPTIONS: '--enable-source-maps',
+      POWERTOOLS_SERVICE_NAME: telemetry.serviceName,
+      POWERTOOLS_METRICS_NAMESPACE: telemetry.metricsNamespace,
+      POWERTOOLS_LOG_LEVEL: 'INFO',
+    };
 
     const grantTable = (grantee: iam.IGrantable, actions: string[]) => {
       grantee.grantPrincipal.addToPrincipalPolicy(

@@ -13,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
+import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { createApp } from '../../lib/app.ts';
 import { handlerMetadataKey, inference, workflowHandlers } from '../../lib/config.ts';
 import { MasterKey, PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
@@ -192,6 +193,32 @@ describe('PhotoJobs with defaults', () => {
   });
 });
 
+describe('PhotoJobs observability', () => {
+  const { json } = jobsStack();
+
+  it('traces every function with X-Ray and names the Powertools service, metrics namespace and log level', () => {
+    const all = functionsOf(json);
+    expect(all.length).toBeGreaterThan(20);
+    for (const [id, fn] of all) {
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+      expect(
+        (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
+        id,
+      ).toMatchObject({
+        POWERTOOLS_SERVICE_NAME: telemetry.serviceName,
+        POWERTOOLS_METRICS_NAMESPACE: telemetry.metricsNamespace,
+        POWERTOOLS_LOG_LEVEL: 'INFO',
+      });
+    }
+  });
+
+  it('never turns Powertools’ development mode on, nor metrics or tracing off, in AWS', () => {
+    const variables = JSON.stringify(functionsOf(json).map(([, fn]) => fn.Properties.Environment));
+    for (const name of ['POWERTOOLS_DEV', 'POWERTOOLS_METRICS_DISABLED', 'POWERTOOLS_TRACE_ENABLED'])
+      expect(variables).not.toContain(name);
+  });
+});
+
 describe('PhotoJobs over an existing table and bucket', () => {
   const { json, template } = jobsStack({}, (stack) => ({
     existingTable: dynamodb.Table.fromTableName(stack, 'Table', 'their-table'),
@@ -307,6 +334,29 @@ describe('PhotoJobs monitoring', () => {
     const [[topicId] = []] = resourcesOfType(alarmed.json, 'AWS::SNS::Topic');
     for (const [id, a] of alarms) expect(a.Properties.AlarmActions, id).toEqual([{ Ref: topicId }]);
     alarmed.template.resourceCountIs('AWS::CloudWatch::Dashboard', 1);
+  });
+
+  it('graphs what the functions publish: jobs by operation and code, inference p95, webhook attempts', () => {
+    const [[, dashboard] = []] = resourcesOfType(alarmed.json, 'AWS::CloudWatch::Dashboard');
+    const parts = (dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const body = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'token')).join('')) as {
+      widgets: { properties: { metrics?: unknown[][] } }[];
+    };
+    const expressions = body.widgets
+      .flatMap((widget) => widget.properties.metrics ?? [])
+      .flat()
+      .flatMap((entry) => (entry as { expression?: string }).expression ?? []);
+    const namespace = telemetry.metricsNamespace;
+    const { jobsCreated, jobsSucceeded, jobsFailed, inferenceDuration, webhookAttempts } = telemetry.metrics;
+    expect(expressions).toEqual(
+      expect.arrayContaining([
+        `SEARCH('{${namespace},operation,service} MetricName="${jobsCreated}"', 'Sum', 300)`,
+        `SEARCH('{${namespace},operation,service} MetricName="${jobsSucceeded}"', 'Sum', 300)`,
+        `SEARCH('{${namespace},code,operation,service} MetricName="${jobsFailed}"', 'Sum', 300)`,
+        `SEARCH('{${namespace},operation,service} MetricName="${inferenceDuration}"', 'p95', 300)`,
+        `SEARCH('{${namespace},outcome,service} MetricName="${webhookAttempts}"', 'Sum', 300)`,
+      ]),
+    );
   });
 
   it('without a topic still creates the alarms, with no action', () => {

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { BATCH_ACTIONS, type BatchAction, batchResource } from '#core/batches/batch.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { controlBatch } from '#core/use-cases/control-batch.ts';
@@ -8,6 +9,7 @@ import { batchDeps, deps } from '#wiring/api.ts';
 
 /** POST /batches/{batch_id}/pause, /resume, /cancel, /retry; no body. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const action = event.pathParameters?.action ?? '';

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { assetResource } from '#core/files/assets.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';
 import { createAsset } from '#core/use-cases/assets.ts';
@@ -8,6 +9,7 @@ import { deps } from '#wiring/api.ts';
 
 /** The body is a job body (spec 4, POST /assets); only its source, `file` or `url`, is kept. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (_event, context) => {
     const { source } = parseJobRequest(context.body.fields, context.body.files);

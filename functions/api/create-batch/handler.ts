@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { batchResource } from '#core/batches/batch.ts';
 import { parseBatchRequest } from '#core/batches/input.ts';
 import { createBatch } from '#core/use-cases/create-batch.ts';
@@ -8,6 +9,7 @@ import { batchDeps, deps } from '#wiring/api.ts';
 
 /** POST /batches: multipart `archive` (ZIP) plus `mode`, `background`, `plate_color`. Not idempotent (spec 4). */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (_event, context) => {
     const request = parseBatchRequest(context.body.fields, context.body.files);

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { correlate, httpCorrelation, logger, observability, recordJobCreated } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
@@ -18,6 +19,7 @@ const ROUTES: Record<string, { route: JobRoute; modes?: readonly Operation[] }> 
 };
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key-or-guest', opensGuestSession: true, deps }))
   .handler(async (event, context) => {
     const { route, modes } = ROUTES[event.routeKey] ?? ROUTES['POST /api/v1/jobs']!;
@@ -29,6 +31,11 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     );
     const idempotencyKey = validateIdempotencyKey(header(event, 'idempotency-key'));
     const { status, job } = await createJob(deps(), context.caller, request, { route, idempotencyKey });
+    correlate({ jobId: job.id });
+    if (status === 202) {
+      recordJobCreated(job);
+      logger.info('job created', { operation: job.operation, route });
+    }
     const account = job.account ? await deps().accounts.get(job.account) : null;
     const location = { location: `/api/v1/jobs/${job.id}` };
     // A replay (200) returns the job as polling would; a fresh legacy job gets its route's creation answer.

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { uploadResource } from '#core/uploads/upload.ts';
 import { createUpload } from '#core/use-cases/uploads.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -10,6 +11,7 @@ import { deps } from '#wiring/api.ts';
  * which is then named as `upload_id` by POST /jobs, /process, /analyze, /assets and /batches.
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (_event, context) => {
     const { fields } = context.body;

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { parseBooleanish } from '#core/jobs/params.ts';
 import { DOWNLOAD_LINK_SECONDS, downloadBatch } from '#core/use-cases/download-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -11,6 +12,7 @@ import { deps } from '#wiring/api.ts';
  * application/zip) gets the link as JSON instead of the redirect.
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const raw = event.queryStringParameters?.partial;

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { batchResource } from '#core/batches/batch.ts';
 import { readBatch } from '#core/use-cases/control-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -6,6 +7,7 @@ import { type HttpResult, json } from '#http/responses.ts';
 import { batchDeps, deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const { batch, items } = await readBatch(

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { getOwnJob } from '#core/use-cases/get-job.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { jobResponse } from '#http/job-response.ts';
@@ -6,6 +7,7 @@ import type { HttpResult } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key-or-guest', deps }))
   .handler(async (event, context) => {
     const job = await getOwnJob(deps(), context.caller, event.pathParameters?.job_id ?? '');

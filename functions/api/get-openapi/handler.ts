@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { buildOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
 import { type HttpResult, json } from '#http/responses.ts';
@@ -9,6 +10,7 @@ let document: OpenApiDocument | undefined;
 
 /** GET /api/v1/openapi.json: public, like the spec it describes. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'none', deps }))
   .handler(async () => {
     document ??= buildOpenApiDocument();

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -14,6 +15,7 @@ const LINK_LIFETIME_SECONDS = 15 * 60;
  * download works without a key. The bytes come straight from storage through a short-lived link.
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'none', deps }))
   .handler(async (event) => {
     const jobId = event.pathParameters?.job_id ?? '';

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { listJobDeliveries } from '#core/use-cases/deliver-webhook.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
@@ -6,6 +7,7 @@ import { deps } from '#wiring/api.ts';
 
 /** The webhook delivery log of one of the caller's jobs. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key-or-guest', deps }))
   .handler(async (event, context) =>
     json(200, await listJobDeliveries(deps(), context.caller, event.pathParameters?.job_id ?? '')),

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { fileResource, parsePageQuery } from '#core/files/files.ts';
 import { listFiles } from '#core/use-cases/files.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -6,6 +7,7 @@ import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const query = parsePageQuery(event.queryStringParameters ?? {});

@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { jobResource } from '#core/jobs/envelope.ts';
 import { listJobs } from '#core/use-cases/list-jobs.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
@@ -6,6 +7,7 @@ import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key-or-guest', deps }))
   .handler(async (event, context) => {
     const page = await listJobs(deps(), context.caller, event.queryStringParameters ?? {});

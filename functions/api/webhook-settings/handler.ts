@@ -1,4 +1,5 @@
 import middy from '@middy/core';
+import { httpCorrelation, observability } from '#aws/observability.ts';
 import { getWebhookSetting, setWebhook, webhookUrlField } from '#core/use-cases/account-settings.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
@@ -6,6 +7,7 @@ import { deps } from '#wiring/api.ts';
 
 /** GET reads the key's default webhook; PUT, PATCH and POST set it (empty clears it); DELETE clears it. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
+  .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const method = event.requestContext.http.method.toUpperCase();

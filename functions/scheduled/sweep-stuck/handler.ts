@@ -1,3 +1,5 @@
+import middy from '@middy/core';
+import { logger, observability } from '#aws/observability.ts';
 import { type SweepReport, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
 import { sweepDeps } from '#wiring/workflow.ts';
 
@@ -5,13 +7,16 @@ import { sweepDeps } from '#wiring/workflow.ts';
  * Run by a schedule (every 5 minutes in AWS; at start and every minute locally): jobs and batches that
  * have not moved past their deadline are started again or failed with their credits released.
  */
-export const handler = async (): Promise<SweepReport> => {
-  const report = await sweepStuck(sweepDeps());
-  const moved =
-    report.restarted.length +
-    report.failed.length +
-    report.batchesAdvanced.length +
-    report.batchesFailed.length;
-  if (moved > 0) console.log(JSON.stringify({ level: 'warn', message: 'stuck work moved on', ...report }));
-  return report;
-};
+export const handler = middy<unknown, SweepReport>()
+  .use(observability(() => ({})))
+  .handler(async () => {
+    const report = await sweepStuck(sweepDeps());
+    const moved =
+      report.restarted.length +
+      report.failed.length +
+      report.batchesAdvanced.length +
+      report.batchesFailed.length;
+    // The StuckWork alarm counts these lines by their message (lib/constructs/monitoring.ts).
+    if (moved > 0) logger.warn('stuck work moved on', { ...report });
+    return report;
+  });

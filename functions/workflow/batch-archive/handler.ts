@@ -1,3 +1,5 @@
+import middy from '@middy/core';
+import { observability } from '#aws/observability.ts';
 import type { JobError } from '#core/jobs/job.ts';
 import type { ArchiveTask } from '#core/ports.ts';
 import { buildDownload } from '#core/use-cases/download-batch.ts';
@@ -10,20 +12,22 @@ type ArchiveEvent =
   | (ArchiveTask & { failed: true; failure?: { Error?: string; Cause?: string } });
 
 /** The archive workflow's task: unpack a new batch's archive, or build a batch's download. */
-export const handler = async (event: ArchiveEvent): Promise<{ batchId: string; status: string | null }> => {
-  const deps = archiveDeps();
-  if ('failed' in event) {
-    if (event.task !== 'unpack') return { batchId: event.batchId, status: null };
-    const batch = await failUnpacking(deps, event.batchId, failureOf(event.failure));
-    return { batchId: event.batchId, status: batch?.status ?? null };
-  }
-  if (event.task === 'unpack') {
-    const batch = await unpackBatch({ ...deps, maxSourceBytes: deps.maxPhotoBytes }, event.batchId);
-    return { batchId: event.batchId, status: batch?.status ?? null };
-  }
-  await buildDownload(deps, event.batchId);
-  return { batchId: event.batchId, status: 'built' };
-};
+export const handler = middy<ArchiveEvent, { batchId: string; status: string | null }>()
+  .use(observability((event: ArchiveEvent) => ({ batchId: event.batchId })))
+  .handler(async (event) => {
+    const deps = archiveDeps();
+    if ('failed' in event) {
+      if (event.task !== 'unpack') return { batchId: event.batchId, status: null };
+      const batch = await failUnpacking(deps, event.batchId, failureOf(event.failure));
+      return { batchId: event.batchId, status: batch?.status ?? null };
+    }
+    if (event.task === 'unpack') {
+      const batch = await unpackBatch({ ...deps, maxSourceBytes: deps.maxPhotoBytes }, event.batchId);
+      return { batchId: event.batchId, status: batch?.status ?? null };
+    }
+    await buildDownload(deps, event.batchId);
+    return { batchId: event.batchId, status: 'built' };
+  });
 
 /** The error a Lambda failure carries ({errorType, errorMessage} in Cause), as the batch records it. */
 function failureOf(failure: { Error?: string; Cause?: string } | undefined): JobError {

@@ -1,3 +1,5 @@
+import middy from '@middy/core';
+import { observability } from '#aws/observability.ts';
 import {
   type DeliverWebhookInput,
   type DeliverWebhookOutcome,
@@ -6,5 +8,6 @@ import {
 import { deliverDeps } from '#wiring/workflow.ts';
 
 /** After settlement: the job's event and one webhook attempt; `final` marks the delivery failed. */
-export const handler = async (event: DeliverWebhookInput): Promise<DeliverWebhookOutcome> =>
-  deliverJobWebhook(deliverDeps(), event);
+export const handler = middy<DeliverWebhookInput, DeliverWebhookOutcome>()
+  .use(observability((event: DeliverWebhookInput) => ({ jobId: event.jobId })))
+  .handler(async (event) => deliverJobWebhook(deliverDeps(), event));

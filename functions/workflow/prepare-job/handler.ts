@@ -1,6 +1,9 @@
+import middy from '@middy/core';
+import { observability } from '#aws/observability.ts';
 import type { WorkOrder } from '#core/use-cases/run-inference.ts';
 import { prepareJob } from '#core/use-cases/run-workflow.ts';
 import { prepareDeps } from '#wiring/workflow.ts';
 
-export const handler = async (event: { jobId: string }): Promise<WorkOrder> =>
-  prepareJob(prepareDeps(), event.jobId);
+export const handler = middy<{ jobId: string }, WorkOrder>()
+  .use(observability((event: { jobId: string }) => ({ jobId: event.jobId })))
+  .handler(async (event) => prepareJob(prepareDeps(), event.jobId));

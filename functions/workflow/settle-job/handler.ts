@@ -1,7 +1,18 @@
+import middy from '@middy/core';
+import { correlate, logger, observability, recordJobSettled } from '#aws/observability.ts';
 import { type Settlement, settleJob } from '#core/use-cases/run-workflow.ts';
 import { settleDeps } from '#wiring/workflow.ts';
 
-export const handler = async (event: Settlement): Promise<{ jobId: string; status: string }> => {
-  const job = await settleJob(settleDeps(), event);
-  return { jobId: job.id, status: job.status };
-};
+export const handler = middy<Settlement, { jobId: string; status: string }>()
+  .use(observability((event: Settlement) => ({ jobId: event.jobId })))
+  .handler(async (event) => {
+    const job = await settleJob(settleDeps(), event);
+    if (job.batch) correlate({ batchId: job.batch.id });
+    recordJobSettled(job);
+    logger.info('job settled', {
+      status: job.status,
+      operation: job.operation,
+      error: job.error ?? undefined,
+    });
+    return { jobId: job.id, status: job.status };
+  });
