@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorNames } from '#core/error-names.ts';
 import { bundleInference, inferenceExternals } from '../../functions/inference/bundle.ts';
 import { synthesizeTemplates } from '../../lib/app.ts';
@@ -163,9 +163,30 @@ describe('bundled functions', () => {
 
   it('throw workflow errors under their own names, which the state machine matches', async () => {
     const missing = 'job_000000000000000000000000';
-    await expect(
-      bundled(workflowHandlers.prepareJob).handler({ jobId: missing }, context('prepare')),
-    ).rejects.toMatchObject({ name: errorNames.NotFoundError });
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      await expect(
+        bundled(workflowHandlers.prepareJob).handler({ jobId: missing }, context('prepare')),
+      ).rejects.toMatchObject({ name: errorNames.NotFoundError });
+    } finally {
+      stdout.mockRestore();
+    }
+    // The bundled Powertools logger writes one JSON line with the job's id and the error's own name.
+    const logged = written
+      .flatMap((text) => text.split('\n'))
+      .filter((line) => line.includes('invocation failed'));
+    expect(logged.map((line) => JSON.parse(line))).toEqual([
+      expect.objectContaining({
+        level: 'ERROR',
+        service: 'photo-jobs',
+        job_id: missing,
+        error: expect.objectContaining({ name: errorNames.NotFoundError }),
+      }),
+    ]);
     await expect(
       bundled(workflowHandlers.settleJob).handler(
         { jobId: missing, outcome: 'failure', failure: { Error: 'States.Timeout' } },
