@@ -164,7 +164,7 @@ describe('bundled functions', () => {
   it('throw workflow errors under their own names, which the state machine matches', async () => {
     const missing = 'job_000000000000000000000000';
     const written: string[] = [];
-    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
       written.push(String(chunk));
       return true;
     });
@@ -173,9 +173,10 @@ describe('bundled functions', () => {
         bundled(workflowHandlers.prepareJob).handler({ jobId: missing }, context('prepare')),
       ).rejects.toMatchObject({ name: errorNames.NotFoundError });
     } finally {
-      stdout.mockRestore();
+      stderr.mockRestore();
     }
-    // The bundled Powertools logger writes one JSON line with the job's id and the error's own name.
+    // The bundled Powertools logger writes one JSON line (errors go to stderr) with the job's id and the
+    // error's own name.
     const logged = written
       .flatMap((text) => text.split('\n'))
       .filter((line) => line.includes('invocation failed'));
