@@ -338,7 +338,7 @@ describe('PhotoJobs monitoring', () => {
 
   it('graphs what the functions publish: jobs by operation and code, inference p95, webhook attempts', () => {
     const [[, dashboard] = []] = resourcesOfType(alarmed.json, 'AWS::CloudWatch::Dashboard');
-    const parts = (dashboard?.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const parts = (dashboard!.Properties.DashboardBody as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
     const body = JSON.parse(parts.map((part) => (typeof part === 'string' ? part : 'token')).join('')) as {
       widgets: { properties: { metrics?: unknown[][] } }[];
     };

@@ -122,7 +122,7 @@ describe('observability › metrics', () => {
     const [line] = emfOf(telemetry.metrics.jobsFailed);
     expect(line).toMatchObject({ [telemetry.metrics.jobsFailed]: 1, operation: 'plate', code: '802' });
     expect(
-      (line?._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions,
+      (line!._aws as { CloudWatchMetrics: { Dimensions: string[][] }[] }).CloudWatchMetrics[0]?.Dimensions,
     ).toEqual([expect.arrayContaining(['service', 'operation', 'code'])]);
     expect(emfOf(telemetry.metrics.jobsSucceeded)).toEqual([]);
   });
