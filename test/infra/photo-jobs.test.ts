@@ -15,7 +15,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { createApp } from '../../lib/app.ts';
-import { handlerMetadataKey, inference, workflowHandlers } from '../../lib/config.ts';
+import { handlerMetadataKey, inference, sweeper, workflowHandlers } from '../../lib/config.ts';
 import { MasterKey, PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
 import { type Resource, resourcesOfType } from './templates.ts';
 
@@ -159,6 +159,18 @@ describe('PhotoJobs with defaults', () => {
       ['prepare', workflowHandlers.prepareJob, []],
       ['settle', workflowHandlers.settleJob, ['states:StartExecution']],
       ['deliver', workflowHandlers.deliverWebhook, ['events:PutEvents']],
+      [
+        'archive',
+        workflowHandlers.batchArchive,
+        [
+          'dynamodb:BatchWriteItem',
+          's3:AbortMultipartUpload',
+          's3:GetObject',
+          's3:PutObject',
+          'states:StartExecution',
+        ],
+      ],
+      ['sweeper', sweeper.handler, ['states:DescribeExecution', 'states:StartExecution']],
     ];
     it.each(taskNeeds)(
       'the %s task reaches the table and only what its task needs besides',
@@ -177,6 +189,12 @@ describe('PhotoJobs with defaults', () => {
         );
       },
     );
+
+    it('the archive task reads uploads, batches and results, and writes only under batches/', () => {
+      const statements = statementsOfRole(json, roleIdOf(functionFor(json, workflowHandlers.batchArchive)));
+      expect(objectPatterns(statements, 's3:GetObject')).toEqual(['batches/*', 'results/*', 'uploads/*']);
+      expect(objectPatterns(statements, 's3:PutObject')).toEqual(['batches/*']);
+    });
 
     it('the API functions share one role that may delete objects and records but never scan', () => {
       const apiFunctions = functionsOf(json).filter(([, fn]) =>
