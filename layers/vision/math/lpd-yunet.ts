@@ -200,12 +200,14 @@ export interface LpdInputSizeOptions {
  * Model input size for an image: aspect ratio kept (up to the rounding), at most `targetWidth` wide and
  * `maxSide` long, sides rounded to `multiple`. Small images are not enlarged: upscaling the 380 px listing
  * photos of the eval set put a false plate on 87 of 200 interior shots against 18 at their own size, for
- * one benchmark plate more. The dynamic graph accepts any size (its row count always equals the priors'),
- * and rounding to 8, 16, 32 or 64 gave the same recall; 32 keeps the distortion under 3% at 640 px.
+ * one benchmark plate more. The dynamic graph accepts any size, and rounding to 8, 16, 32 or 64 gave the
+ * same recall; 32 keeps the distortion under 3% at 640 px. No side is under 64: at 32 px the graph's last
+ * head still gives one row of outputs where the floor arithmetic of `lpdPriorCount` (right at 64 px and
+ * above) gives none, and a thin panorama or a tiny crop failed with a 500.
  */
 export function lpdInputSize(image: Size, options: LpdInputSizeOptions = {}): Size {
   const { targetWidth = 640, maxSide = 960, multiple = 32 } = options;
   const scale = Math.min(1, targetWidth / image.width, maxSide / Math.max(image.width, image.height));
-  const round = (v: number) => Math.max(multiple, Math.round((v * scale) / multiple) * multiple);
+  const round = (v: number) => Math.max(64, multiple, Math.round((v * scale) / multiple) * multiple);
   return { width: round(image.width), height: round(image.height) };
 }

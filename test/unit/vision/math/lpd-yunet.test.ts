@@ -161,6 +161,10 @@ describe('lpdInputSize', () => {
 
   it('does not enlarge small images, only rounds them', () => {
     expect(lpdInputSize({ width: 380, height: 250 })).toEqual({ width: 384, height: 256 });
-    expect(lpdInputSize({ width: 20, height: 10 })).toEqual({ width: 32, height: 32 });
+  });
+
+  it('never makes a side under 64, where the graph gives more rows than the priors', () => {
+    expect(lpdInputSize({ width: 20, height: 10 })).toEqual({ width: 64, height: 64 });
+    expect(lpdInputSize({ width: 1200, height: 40 })).toEqual({ width: 640, height: 64 });
   });
 });
