@@ -146,21 +146,28 @@ export const HEADS = {
   'analyze-head': {
     id: 'analyze-head',
     name: 'analyze photo-type and view head',
-    version: 'analyze-head-2025.1',
+    version: 'analyze-head-2025.2',
     file: 'models/heads/analyze-head.json',
-    fittedBy: 'node --import tsx tools/fit-analyze-head.ts',
+    fittedBy: 'npm run fit-analyze-head (node --import tsx tools/fit-analyze-head.ts)',
     method:
-      'multinomial logistic regression (softmax, 9 classes: interior + 8 views) on 2577 features ' +
-      '(NanoDet-Plus car box and LPD-YuNet plate geometry, MobileNetV2 feature-map channel means and ' +
-      'left-minus-right column means of the car crop); standardised features, L2 0.01, L-BFGS from zero; ' +
-      'every photo also mirrored with left/right labels swapped; 5-fold CV grouped by car model, seed fixed',
+      'two multinomial logistic regressions (softmax) on 2577 shared standardised features (NanoDet-Plus car ' +
+      'box and LPD-YuNet plate geometry, MobileNetV2 feature-map channel means and left-minus-right column ' +
+      'means of the car crop): photo type (exterior, interior, podium) on every sample, view (8 classes) on the ' +
+      'samples with a labelled view; L2 0.01, L-BFGS from zero; crops, close-ups, and every sample mirrored ' +
+      'with left/right labels swapped; 5-fold CV grouped by car model (listing photos and their composites) ' +
+      'and by photo (street photos), seed fixed',
     data: {
-      path: '../shared/eval/photos.csv (views/, interiors/): 400 listing photos, 25 per view and 200 interiors',
+      path:
+        '../shared/eval: photos.csv (views/, interiors/; 400 listing photos, 25 per view and 200 interiors), ' +
+        'plates.csv (plates/; 223 street photos, exterior, view unlabelled), and podium composites made from ' +
+        '100 of the listing exteriors (ISNet cut-outs on the rendered backdrops)',
       source:
-        'ustymhentosh/CarPhotosQualityEvaluation on GitHub (used-car marketplace listing photos, labelled by hand)',
+        'ustymhentosh/CarPhotosQualityEvaluation on GitHub (used-car marketplace listing photos, labelled by ' +
+        'hand); openalpr/benchmarks endtoend/ (street photos collected from the web)',
       license:
-        'no license file in the source repository: used here for fitting and evaluation only; the photos are ' +
-        'neither committed nor shipped, only the fitted weights',
+        'listing photos: no license file in the source repository; street photos: AGPL-3.0 repository of ' +
+        'web-collected images. Both used here for fitting and evaluation only; the photos are neither ' +
+        'committed nor shipped, only the fitted weights',
     },
     inputs: ['nanodet-plus', 'lpd-yunet', 'mobilenetv2-int8'],
   },

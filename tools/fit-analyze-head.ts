@@ -1,105 +1,57 @@
 /**
- * Fits the `analyze` head (models/heads/analyze-head.json) on the labelled listing photos of
- * ../shared/eval (photos.csv: 200 exteriors in 8 views, 200 interiors).
+ * Fits the `analyze` head (models/heads/analyze-head.json): a photo-type layer (exterior, interior,
+ * podium) and a view layer (8 views) over the features of layers/vision/math/features.ts, on every
+ * labelled source of ../shared/eval (tools/analyze-samples.ts: listing photos, street photos, podium
+ * composites, with crops, close-ups and mirror images).
  *
- *   node --import tsx tools/fit-analyze-head.ts [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json]
+ *   npm run fit-analyze-head -- [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json]
  *
- * 1. Observe every photo through the operation's own code (`observe` in layers/vision/operations/analyze.ts):
- *    NanoDet-Plus objects, LPD-YuNet plates, MobileNetV2 features of the car; also for the mirror image,
- *    whose label swaps left and right. That doubles the data and teaches the head which way a car faces.
- * 2. Multinomial logistic regression (softmax) on standardised features, L2 penalty, L-BFGS from zero
- *    weights: deterministic, no random initialisation.
- * 3. Grouped k-fold cross-validation: folds split by car model (the name in the file name), so photos of
- *    one listing or one model never sit on both sides; the seed fixes the fold assignment. Held-out
- *    predictions average the photo's and its mirror's probabilities, as the operation does.
- * 4. The 800 thresholds come from the held-out predictions and the labelled photos (`chooseThresholds`).
- * 5. Fit on all photos and write the weights as integers in units of 1e-4 (half the size of decimals;
- *    the quantized head is checked against the exact fit before it is written), then let Biome format
- *    the file as `npm run lint` expects.
+ * 1. Observe every sample through the operation's own code (cached in .cache/analyze-samples).
+ * 2. Two multinomial logistic regressions (softmax) on the same standardised features, L2 penalty, L-BFGS
+ *    from zero weights: deterministic. The photo-type layer learns from every sample; the view layer from
+ *    the samples whose view is labelled (listing exteriors and their composites; street photos have none).
+ *    Every sample is also fitted mirrored, its view's left and right swapped.
+ * 3. Grouped k-fold cross-validation: a listing photo's car model is its group, and its composites share
+ *    it, so a car never sits on both sides; a street photo is its own group; the seed fixes the folds.
+ *    Held-out predictions average the photo's and its mirror's probabilities, as the operation does.
+ * 4. The 800 thresholds come from the held-out predictions of the real photos (`chooseThresholds`).
+ * 5. Fit on everything and write the weights as integers in units of 1e-4 (checked against the exact fit
+ *    before writing), then let Biome format the file as `npm run lint` expects.
  */
 import { spawnSync } from 'node:child_process';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { UnclassifiableError } from '#core/errors.ts';
 import { HEADS } from '#models/manifest.ts';
-import { decodeSource } from '#vision/image-io.ts';
 import { type Classification, decide } from '#vision/math/decision.ts';
-import { featureStrength, mainVehicle } from '#vision/math/features.ts';
-import { type AnalyzeHead, mirrorAveraged, softmax } from '#vision/math/head.ts';
-import { HEAD_CLASSES, mirrorView, type View } from '#vision/math/vocabulary.ts';
+import { type AnalyzeHead, type HeadProbabilities, mirrorAveraged, softmax } from '#vision/math/head.ts';
+import { mirrorView, PHOTO_TYPES, type PhotoType, VIEWS, type View } from '#vision/math/vocabulary.ts';
 import { modelCache } from '#vision/models.ts';
-import { type AnalyzeModels, analyzeModels, observe } from '#vision/operations/analyze.ts';
+import { observeSamples, readPhotos, type Sample } from './analyze-samples.ts';
 
 /** Bump it in models/manifest.ts (HEADS) when the features, the data or the method change, then refit. */
 export const HEAD_VERSION = HEADS['analyze-head'].version;
-export const FIT_SETTINGS = { lambda: 0.01, folds: 5, seed: 20250101, maxIterations: 400 } as const;
+export const FIT_SETTINGS = { lambda: 0.01, folds: 5, seed: 20250101, maxIterations: 300 } as const;
+export type FitSettings = { lambda: number; folds: number; seed: number; maxIterations: number };
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_EVAL_DIR = path.resolve(REPO_ROOT, '..', 'shared', 'eval');
+export const CACHE_DIR = path.join(REPO_ROOT, '.cache', 'analyze-samples');
 
-export interface EvalPhoto {
-  readonly file: string;
-  readonly photoType: 'exterior' | 'interior';
-  readonly view: View | null;
-  /** The car model in the file name (`audi_a4`): photos of one listing share it. */
-  readonly group: string;
+/** Every labelled sample of the eval directory, observed (from the cache where it has them). */
+export async function loadSamples(evalDir = DEFAULT_EVAL_DIR, log: (line: string) => void = () => {}) {
+  const photos = await readPhotos(evalDir);
+  return observeSamples(evalDir, photos, modelCache({}), { cacheDir: CACHE_DIR, log });
 }
 
-export async function readEvalPhotos(evalDir: string): Promise<EvalPhoto[]> {
-  const lines = (await readFile(path.join(evalDir, 'photos.csv'), 'utf8')).trim().split('\n');
-  return lines.slice(1).map((line) => {
-    const [file, photoType, view] = line.split(',');
-    const group = /\)([^/]+?)__/.exec(file!)?.[1] ?? file!;
-    return {
-      file: file!,
-      photoType: photoType as EvalPhoto['photoType'],
-      view: view ? (view as View) : null,
-      group,
-    };
-  });
-}
+export const typeLabel = (s: Sample): number => PHOTO_TYPES.indexOf(s.photo.photoType);
 
-export interface Sample {
-  readonly photo: EvalPhoto;
-  readonly features: Float32Array;
-  readonly mirroredFeatures: Float32Array;
-  /** Index in HEAD_CLASSES, for the photo and for its mirror image. */
-  readonly label: number;
-  readonly mirroredLabel: number;
-  readonly vehicleFound: boolean;
-  /** `featureStrength` of the photo (its mirror's differs by a rounding error). */
-  readonly strength: number;
-}
-
-export const labelOf = (photo: EvalPhoto, mirrored: boolean): number => {
-  const name = photo.photoType === 'interior' ? 'interior' : mirrored ? mirrorView(photo.view!) : photo.view!;
-  return HEAD_CLASSES.indexOf(name);
-};
-
-export async function observeEvalPhotos(
-  evalDir: string,
-  photos: readonly EvalPhoto[],
-  models: AnalyzeModels,
-  onProgress?: (done: number) => void,
-): Promise<Sample[]> {
-  const samples: Sample[] = [];
-  for (const photo of photos) {
-    const image = await decodeSource(await readFile(path.join(evalDir, photo.file)));
-    const seen = await observe(models, image);
-    samples.push({
-      photo,
-      features: seen.features,
-      mirroredFeatures: seen.mirroredFeatures,
-      label: labelOf(photo, false),
-      mirroredLabel: labelOf(photo, true),
-      vehicleFound: mainVehicle(seen.evidence.objects) !== undefined,
-      strength: Math.min(featureStrength(seen.features), featureStrength(seen.mirroredFeatures)),
-    });
-    onProgress?.(samples.length);
-  }
-  return samples;
-}
+/** Index in VIEWS of the sample's view (of its mirror image when `mirrored`), -1 when unlabelled. */
+export const viewLabel = (s: Sample, mirrored: boolean): number =>
+  s.photo.view ? VIEWS.indexOf(mirrored ? mirrorView(s.photo.view) : s.photo.view) : -1;
 
 /** Fold of each group: groups shuffled with the seed, then the largest first onto the lightest fold. */
 export function groupFolds(groups: readonly string[], folds: number, seed: number): Map<string, number> {
@@ -273,130 +225,136 @@ export function predictSoftmax(model: SoftmaxModel, x: ArrayLike<number>): Float
   );
 }
 
-/** Photo and mirror, both labelled: what every fit trains on. */
-const trainingRows = (samples: readonly Sample[]) => ({
-  rows: samples.flatMap((s) => [s.features, s.mirroredFeatures]),
-  labels: samples.flatMap((s) => [s.label, s.mirroredLabel]),
-});
+export interface HeadModels {
+  readonly photoType: SoftmaxModel;
+  readonly view: SoftmaxModel;
+}
 
-export const predictSample = (model: SoftmaxModel, s: Sample): Float64Array =>
-  mirrorAveraged(HEAD_CLASSES, predictSoftmax(model, s.features), predictSoftmax(model, s.mirroredFeatures));
+/** Both layers on the given samples, each sample also mirrored. */
+export function fitHeads(samples: readonly Sample[], settings: FitSettings = FIT_SETTINGS): HeadModels {
+  const rows = samples.flatMap((s) => [s.features, s.mirroredFeatures]);
+  const types = samples.flatMap((s) => [typeLabel(s), typeLabel(s)]);
+  const viewed = samples.filter((s) => s.photo.view);
+  return {
+    photoType: fitSoftmax(rows, types, PHOTO_TYPES.length, settings),
+    view: fitSoftmax(
+      viewed.flatMap((s) => [s.features, s.mirroredFeatures]),
+      viewed.flatMap((s) => [viewLabel(s, false), viewLabel(s, true)]),
+      VIEWS.length,
+      settings,
+    ),
+  };
+}
 
-/** Held-out probabilities of every sample, each predicted by the fit that did not see its group. */
+export const predictSample = (models: HeadModels, s: Sample): HeadProbabilities =>
+  mirrorAveraged(
+    {
+      photoType: predictSoftmax(models.photoType, s.features),
+      view: predictSoftmax(models.view, s.features),
+    },
+    {
+      photoType: predictSoftmax(models.photoType, s.mirroredFeatures),
+      view: predictSoftmax(models.view, s.mirroredFeatures),
+    },
+  );
+
+/**
+ * Held-out probabilities of every sample, each predicted by the fit that did not see its group; a
+ * sample `train` rejects is never fitted on (to measure a source the head has not seen).
+ */
 export function crossValidate(
   samples: readonly Sample[],
-  settings: { lambda: number; folds: number; seed: number; maxIterations: number } = FIT_SETTINGS,
-): Float64Array[] {
+  settings: FitSettings = FIT_SETTINGS,
+  options: { train?: (s: Sample) => boolean; log?: (line: string) => void } = {},
+): Map<string, HeadProbabilities> {
+  const { train, log = () => {} } = options;
+  // Deterministic, so the held-out predictions of the same samples and settings are kept on disk: the
+  // fitting script and `npm run eval` share them instead of fitting every fold twice.
+  const key = createHash('sha256')
+    .update(JSON.stringify({ settings, ids: samples.map((s) => s.id) }))
+    .digest('hex')
+    .slice(0, 24);
+  const cached = path.join(CACHE_DIR, `cv-${key}.json`);
+  if (!train && existsSync(cached)) {
+    const stored = JSON.parse(readFileSync(cached, 'utf8')) as Record<string, { t: number[]; v: number[] }>;
+    if (samples.every((s) => stored[s.id])) {
+      log(`held-out predictions from ${path.relative(REPO_ROOT, cached)}`);
+      return new Map(
+        samples.map((s) => [
+          s.id,
+          { photoType: Float64Array.from(stored[s.id]!.t), view: Float64Array.from(stored[s.id]!.v) },
+        ]),
+      );
+    }
+  }
   const foldOf = groupFolds(
     samples.map((s) => s.photo.group),
     settings.folds,
     settings.seed,
   );
-  const out: Float64Array[] = new Array(samples.length);
+  const out = new Map<string, HeadProbabilities>();
   for (let k = 0; k < settings.folds; k++) {
-    const train = samples.filter((s) => foldOf.get(s.photo.group) !== k);
-    const { rows, labels } = trainingRows(train);
-    const model = fitSoftmax(rows, labels, HEAD_CLASSES.length, settings);
-    samples.forEach((s, i) => {
-      if (foldOf.get(s.photo.group) === k) out[i] = predictSample(model, s);
-    });
+    const started = performance.now();
+    const models = fitHeads(
+      samples.filter((s) => foldOf.get(s.photo.group) !== k && (!train || train(s))),
+      settings,
+    );
+    for (const s of samples) if (foldOf.get(s.photo.group) === k) out.set(s.id, predictSample(models, s));
+    log(`fold ${k + 1}/${settings.folds} fitted in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  }
+  if (!train) {
+    const stored = Object.fromEntries(
+      [...out].map(([id, p]) => [id, { t: Array.from(p.photoType), v: Array.from(p.view) }]),
+    );
+    mkdirSync(CACHE_DIR, { recursive: true });
+    writeFileSync(cached, JSON.stringify(stored));
   }
   return out;
 }
 
-export interface Scores {
-  readonly photos: number;
-  /** Photo type by the head's argmax, nothing refused. */
-  readonly typeAccuracy: number;
-  /** Best view class for every labelled exterior, whatever its photo type came out as. */
-  readonly viewAccuracy: number;
-  /** confusion[true view][predicted view] over the labelled exteriors. */
-  readonly confusion: number[][];
-  /** With the head's 800 rules (`decide`): the share refused, and the accuracies over the rest. */
-  readonly refused: number;
-  readonly typeAccuracyAnswered: number;
-  readonly viewAccuracyAnswered: number;
-}
-
 export type Thresholds = Pick<AnalyzeHead, 'minTypeConfidence' | 'minInteriorStrength'>;
 
-const NO_REFUSAL: Thresholds = { minTypeConfidence: 0, minInteriorStrength: 0 };
+/** What the operation would answer: a photo type (and view), or 800. */
+export type Outcome = { refused: true } | { refused: false; photoType: PhotoType; view?: View };
 
-/** View of an exterior: the best of the view classes, whatever the photo type came out as. */
-const bestView = (p: ArrayLike<number>) => {
-  let best = 1;
-  for (let c = 2; c < HEAD_CLASSES.length; c++) if (p[c]! > p[best]!) best = c;
-  return best;
-};
-
-export function score(
-  samples: readonly Sample[],
-  probabilities: readonly ArrayLike<number>[],
-  thresholds: Thresholds = NO_REFUSAL,
-): Scores {
-  const views = HEAD_CLASSES.length - 1;
-  const confusion = Array.from({ length: views }, () => new Array<number>(views).fill(0));
-  let typeRight = 0;
-  let viewRight = 0;
-  let exteriors = 0;
-  let refused = 0;
-  let answeredTypeRight = 0;
-  let answeredExteriors = 0;
-  let answeredViewRight = 0;
-  samples.forEach((s, i) => {
-    const p = probabilities[i]!;
-    if (p[0]! >= 0.5 === (s.label === 0)) typeRight++;
-    if (s.label !== 0) {
-      exteriors++;
-      const v = bestView(p);
-      confusion[s.label - 1]![v - 1]!++;
-      if (v === s.label) viewRight++;
-    }
-    let decision: Classification;
-    try {
-      decision = decide({ classes: HEAD_CLASSES, ...thresholds }, p, s);
-    } catch (error) {
-      if (!(error instanceof UnclassifiableError)) throw error;
-      refused++;
-      return;
-    }
-    if ((decision.photoType.value === 'interior') === (s.label === 0)) answeredTypeRight++;
-    if (s.label !== 0 && decision.view) {
-      answeredExteriors++;
-      if (decision.view.value === HEAD_CLASSES[s.label]) answeredViewRight++;
-    }
-  });
-  const answered = samples.length - refused;
+export function outcome(s: Sample, p: HeadProbabilities, thresholds: Thresholds): Outcome {
+  let decision: Classification;
+  try {
+    decision = decide(thresholds, p, s);
+  } catch (error) {
+    if (!(error instanceof UnclassifiableError)) throw error;
+    return { refused: true };
+  }
   return {
-    photos: samples.length,
-    typeAccuracy: typeRight / samples.length,
-    viewAccuracy: viewRight / exteriors,
-    confusion,
-    refused: refused / samples.length,
-    typeAccuracyAnswered: answeredTypeRight / Math.max(1, answered),
-    viewAccuracyAnswered: answeredViewRight / Math.max(1, answeredExteriors),
+    refused: false,
+    photoType: decision.photoType.value,
+    ...(decision.view ? { view: decision.view.value } : {}),
   };
 }
 
-const typeConfidence = (p: ArrayLike<number>) => Math.max(p[0]!, 1 - p[0]!);
 /** Rounded down to a multiple of `step`, without the float residue (18 / 0.1 is 179.999...). */
 const floorTo = (v: number, step: number) => Number((Math.floor(v / step + 1e-9) * step).toFixed(10));
 
 /**
- * The 800 thresholds, from held-out predictions and the labelled photos:
- * - photo type: the 1% quantile of held-out photo-type confidence, rounded down to 0.01 (so about 1
- *   in 100 real photos comes back 800 rather than as a coin toss between interior and exterior);
- * - interiors: 90% of the weakest feature strength of any labelled interior (photo or mirror).
+ * The 800 thresholds, from held-out predictions of the real photos as they are (no crops, no
+ * composites):
+ * - photo type: the 0.5% quantile of their held-out photo-type confidence, rounded down to 0.01 and
+ *   never above 0.5 (a type that is not even even odds against the other two is what a person would
+ *   hesitate over too); so about 1 real photo in 200 comes back 800 rather than as a coin toss;
+ * - interiors: 90% of the weakest feature strength of any labelled interior photo (uncropped).
  */
 export function chooseThresholds(
-  probabilities: readonly ArrayLike<number>[],
+  held: ReadonlyMap<string, HeadProbabilities>,
   samples: readonly Sample[],
 ): Thresholds {
-  const confidences = probabilities.map(typeConfidence).sort((a, b) => a - b);
-  const quantile = confidences[Math.floor(confidences.length * 0.01)]!;
-  const interiors = samples.filter((s) => s.label === 0).map((s) => s.strength);
+  const real = samples.filter((s) => s.augmentation === 'orig' && s.photo.source !== 'podium');
+  const confidences = real.map((s) => Math.max(...held.get(s.id)!.photoType)).sort((a, b) => a - b);
+  const quantile = confidences[Math.floor(confidences.length * 0.005)]!;
+  // Interiors as photographed: a crop of a plain headliner is as flat as a grey picture, and those must
+  // stay apart.
+  const interiors = real.filter((s) => s.photo.photoType === 'interior').map((s) => s.strength);
   return {
-    minTypeConfidence: Math.max(0.5, floorTo(quantile, 0.01)),
+    minTypeConfidence: Math.min(0.5, floorTo(quantile, 0.01)),
     minInteriorStrength: floorTo(0.9 * Math.min(...interiors), 0.1),
   };
 }
@@ -404,29 +362,54 @@ export function chooseThresholds(
 const round = (v: number, digits: number) => Number(v.toPrecision(digits));
 
 export interface HeadFile {
-  format: 'softmax-head/1';
+  format: 'softmax-head/2';
   version: string;
-  classes: string[];
   features: { count: number; description: string };
   training: Record<string, unknown>;
   minTypeConfidence: number;
   minInteriorStrength: number;
   mean: number[];
   scale: number[];
-  weights: number[][];
   weightScale: number;
-  bias: number[];
+  photoType: { classes: string[]; weights: number[][]; bias: number[] };
+  view: { classes: string[]; weights: number[][]; bias: number[] };
 }
 
 const WEIGHT_SCALE = 1e-4;
 
-export function headFile(model: SoftmaxModel, thresholds: Thresholds, training: Record<string, unknown>) {
-  const file: HeadFile = {
-    format: 'softmax-head/1',
+/**
+ * Both layers over one standardisation: the view layer's weights are rescaled from its own standardisation
+ * (fitted on fewer samples) onto the photo-type layer's, which changes no prediction.
+ */
+export function headFile(
+  models: HeadModels,
+  thresholds: Thresholds,
+  training: Record<string, unknown>,
+): HeadFile {
+  const { mean, scale } = models.photoType;
+  const d = mean.length;
+  const layer = (model: SoftmaxModel, classes: readonly string[]) => {
+    // w.(x - m') / s' = sum_j (w_j s_j / s'_j) (x_j - m_j) / s_j + sum_j w_j (m_j - m'_j) / s'_j
+    const weights = model.weights.map((row) =>
+      Array.from({ length: d }, (_, j) => (row[j]! * scale[j]!) / model.scale[j]!),
+    );
+    const bias = model.bias.map((b, c) => {
+      let shift = 0;
+      for (let j = 0; j < d; j++)
+        shift += (model.weights[c]![j]! * (mean[j]! - model.mean[j]!)) / model.scale[j]!;
+      return b + shift;
+    });
+    return {
+      classes: [...classes],
+      weights: weights.map((row) => row.map((v) => Math.round(v / WEIGHT_SCALE))),
+      bias: Array.from(bias, (v) => round(v, 6)),
+    };
+  };
+  return {
+    format: 'softmax-head/2',
     version: HEAD_VERSION,
-    classes: [...HEAD_CLASSES],
     features: {
-      count: model.mean.length,
+      count: d,
       description:
         'geometryFeatures (17: NanoDet-Plus main vehicle box, LPD-YuNet plate on it) then cnnFeatures of the ' +
         'MobileNetV2 int8 feature map "627" of the car crop (1280 channel means, 1280 left-minus-right column means); ' +
@@ -434,24 +417,39 @@ export function headFile(model: SoftmaxModel, thresholds: Thresholds, training: 
     },
     training,
     ...thresholds,
-    mean: Array.from(model.mean, (v) => round(v, 4)),
-    scale: Array.from(model.scale, (v) => round(v, 4)),
-    weights: model.weights.map((row) => Array.from(row, (v) => Math.round(v / WEIGHT_SCALE))),
+    mean: Array.from(mean, (v) => round(v, 5)),
+    scale: Array.from(scale, (v) => round(v, 5)),
     weightScale: WEIGHT_SCALE,
-    bias: Array.from(model.bias, (v) => round(v, 5)),
+    photoType: layer(models.photoType, PHOTO_TYPES),
+    view: layer(models.view, VIEWS),
   };
-  return file;
+}
+
+/** The stored file as models, to check quantizing against the exact fit. */
+export function modelsOfFile(file: HeadFile): HeadModels {
+  const layer = (l: HeadFile['view']): SoftmaxModel => ({
+    mean: Float64Array.from(file.mean),
+    scale: Float64Array.from(file.scale),
+    weights: l.weights.map((r) => Float64Array.from(r, (w) => w * file.weightScale)),
+    bias: Float64Array.from(l.bias),
+  });
+  return { photoType: layer(file.photoType), view: layer(file.view) };
 }
 
 export function formatConfusion(confusion: number[][]): string {
-  const names = HEAD_CLASSES.slice(1);
   const short = ['front', 'rear', 'side_L', 'side_R', '3q_L', '3q_R', 'r3q_L', 'r3q_R'];
   const lines = [`${'true \\ predicted'.padEnd(26)}${short.map((s) => s.padStart(7)).join('')}`];
   confusion.forEach((row, i) => {
-    lines.push(`${names[i]!.padEnd(26)}${row.map((v) => String(v).padStart(7)).join('')}`);
+    lines.push(`${VIEWS[i]!.padEnd(26)}${row.map((v) => String(v).padStart(7)).join('')}`);
   });
   return lines.join('\n');
 }
+
+const argmax = (p: ArrayLike<number>) => {
+  let best = 0;
+  for (let i = 1; i < p.length; i++) if (p[i]! > p[best]!) best = i;
+  return best;
+};
 
 async function main() {
   const args = process.argv.slice(2);
@@ -461,61 +459,47 @@ async function main() {
   };
   const evalDir = option('--eval-dir', DEFAULT_EVAL_DIR);
   const out = option('--out', path.join(REPO_ROOT, 'models', 'heads', 'analyze-head.json'));
-  const photos = await readEvalPhotos(evalDir);
-  const models = await analyzeModels(modelCache({}));
-  const started = performance.now();
-  const samples = await observeEvalPhotos(evalDir, photos, models, (done) => {
-    if (done % 50 === 0) console.log(`observed ${done}/${photos.length}`);
-  });
-  console.log(`observed in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const samples = await loadSamples(evalDir, console.log);
+  const count = (source: string) => samples.filter((s) => s.photo.source === source).length;
+  console.log(
+    `${samples.length} samples: listing ${count('listing')}, street ${count('street')}, podium ${count('podium')}`,
+  );
 
-  const held = crossValidate(samples);
+  const held = crossValidate(samples, FIT_SETTINGS, { log: console.log });
   const thresholds = chooseThresholds(held, samples);
-  const cv = score(samples, held, thresholds);
-  console.log(
-    `${FIT_SETTINGS.folds}-fold CV grouped by car model, ${samples.length} photos: photo_type ${cv.typeAccuracy.toFixed(3)}, ` +
-      `view ${cv.viewAccuracy.toFixed(3)} (argmax, nothing refused)`,
-  );
-  console.log(
-    `thresholds ${JSON.stringify(thresholds)}: ${(cv.refused * 100).toFixed(1)}% refused (800); on the rest ` +
-      `photo_type ${cv.typeAccuracyAnswered.toFixed(3)}, view ${cv.viewAccuracyAnswered.toFixed(3)}`,
-  );
-  console.log(formatConfusion(cv.confusion));
+  console.log(`thresholds ${JSON.stringify(thresholds)}`);
+  for (const source of ['listing', 'street', 'podium'] as const) {
+    const orig = samples.filter((s) => s.photo.source === source && s.augmentation === 'orig');
+    const outcomes = orig.map((s) => outcome(s, held.get(s.id)!, thresholds));
+    const right = outcomes.filter((o, i) => !o.refused && o.photoType === orig[i]!.photo.photoType).length;
+    const refused = outcomes.filter((o) => o.refused).length;
+    const viewed = orig.filter((s) => s.photo.view);
+    const views = viewed.filter((s) => argmax(held.get(s.id)!.view) === viewLabel(s, false)).length;
+    console.log(
+      `CV ${source}: photo_type ${right}/${orig.length}, refused ${refused}` +
+        (viewed.length ? `, view (argmax) ${views}/${viewed.length}` : ''),
+    );
+  }
 
-  const { rows, labels } = trainingRows(samples);
-  const model = fitSoftmax(rows, labels, HEAD_CLASSES.length, FIT_SETTINGS);
-  const file = headFile(model, thresholds, {
-    data: `../shared/eval/photos.csv: ${photos.length} photos (${photos.filter((p) => p.photoType === 'interior').length} interiors), each also mirrored with left/right swapped`,
-    method: 'multinomial logistic regression, L2, L-BFGS from zero weights',
+  const started = performance.now();
+  const models = fitHeads(samples);
+  console.log(`final fit in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  const file = headFile(models, thresholds, {
+    data:
+      '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, view ' +
+      'unlabelled), podium composites of every other listing exterior (100), each on one of the 4 rendered backdrops in turn; ' +
+      'crops and close-ups of the real photos; every sample also mirrored with left/right swapped',
+    samples: samples.length,
+    method: 'two multinomial logistic regressions (photo type, view), L2, L-BFGS from zero weights',
     ...FIT_SETTINGS,
-    cv: {
-      grouping: 'car model from the file name',
-      photo_type_accuracy: round(cv.typeAccuracy, 3),
-      view_accuracy: round(cv.viewAccuracy, 3),
-      refused: round(cv.refused, 3),
-      photo_type_accuracy_answered: round(cv.typeAccuracyAnswered, 3),
-      view_accuracy_answered: round(cv.viewAccuracyAnswered, 3),
-    },
   });
-  // What the file will predict, against the exact fit: quantizing must not change answers.
-  const stored: SoftmaxModel = {
-    mean: Float64Array.from(file.mean),
-    scale: Float64Array.from(file.scale),
-    weights: file.weights.map((r) => Float64Array.from(r, (w) => w * file.weightScale)),
-    bias: Float64Array.from(file.bias),
-  };
-  const argmax = (p: Float64Array) => p.indexOf(Math.max(...p));
-  const agree = samples.filter(
-    (s) => argmax(predictSample(stored, s)) === argmax(predictSample(model, s)),
-  ).length;
-  const fit = score(
-    samples,
-    samples.map((s) => predictSample(stored, s)),
-  );
-  console.log(
-    `stored head agrees with the exact fit on ${agree}/${samples.length} photos; its training-set fit (not an ` +
-      `accuracy estimate): photo_type ${fit.typeAccuracy.toFixed(3)}, view ${fit.viewAccuracy.toFixed(3)}`,
-  );
+  const stored = modelsOfFile(file);
+  const agree = samples.filter((s) => {
+    const a = predictSample(stored, s);
+    const b = predictSample(models, s);
+    return argmax(a.photoType) === argmax(b.photoType) && argmax(a.view) === argmax(b.view);
+  }).length;
+  console.log(`stored head agrees with the exact fit on ${agree}/${samples.length} samples`);
   await writeFile(out, `${JSON.stringify(file)}\n`);
   const biome = path.join(REPO_ROOT, 'node_modules', '@biomejs', 'biome', 'bin', 'biome');
   const formatted = spawnSync(process.execPath, [biome, 'format', '--write', out], { encoding: 'utf8' });

@@ -12,9 +12,16 @@ import {
   PLATE_SCORE_THRESHOLD,
 } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import type { AnalyzeHead } from '#vision/math/head.ts';
+import type { AnalyzeHead, HeadProbabilities } from '#vision/math/head.ts';
 import { COCO_CLASSES, VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
-import { LABELS, LICENSE_PLATE_ID, type PhotoType, type View } from '#vision/math/vocabulary.ts';
+import {
+  LABELS,
+  LICENSE_PLATE_ID,
+  PHOTO_TYPES,
+  type PhotoType,
+  VIEWS,
+  type View,
+} from '#vision/math/vocabulary.ts';
 
 export interface Decision<T extends string> {
   readonly value: T;
@@ -24,51 +31,59 @@ export interface Decision<T extends string> {
 
 export interface Classification {
   readonly photoType: Decision<PhotoType>;
-  /** Only for exteriors. */
+  /** For exteriors and podium photos. */
   readonly view?: Decision<View>;
 }
 
 /**
  * Photo type and view from the head's probabilities.
- * 1. Interior against the sum of the views gives the photo type.
- * 2. UnclassifiableError (800) when an interior shows less than `minInteriorStrength`, when the photo
- *    type is below the head's `minTypeConfidence`, or when an exterior has no vehicle in it: a blank or
- *    unrelated picture should not come back as some interior or view.
- * 3. For an exterior, the best view and its share of the exterior probability. A low view confidence
- *    is reported as such, not refused: the photo type is still known.
+ * 1. The photo type is the best of the photo-type layer (exterior, interior, podium).
+ * 2. UnclassifiableError (800) when an interior, or a photo without a vehicle box, shows less than
+ *    `minInteriorStrength`, when the photo type is below the head's `minTypeConfidence`, or when an
+ *    exterior or podium photo shows no car
+ *    (no vehicle box and no plate): a blank or unrelated picture should not come back as some interior
+ *    or view. A plate counts as a car: on a close-up of a front or rear the detector often finds no
+ *    whole car, and a person would not hesitate.
+ * 3. For an exterior or podium photo, the best view and its probability. A low view confidence is
+ *    reported as such, not refused: the photo type is still known.
  */
 export function decide(
-  head: Pick<AnalyzeHead, 'classes' | 'minTypeConfidence' | 'minInteriorStrength'>,
-  probabilities: ArrayLike<number>,
-  evidence: { vehicleFound: boolean; strength: number },
+  head: Pick<AnalyzeHead, 'minTypeConfidence' | 'minInteriorStrength'>,
+  probabilities: HeadProbabilities,
+  evidence: { vehicleFound: boolean; plateFound: boolean; strength: number },
 ): Classification {
-  const interiorAt = head.classes.indexOf('interior');
-  const interior = probabilities[interiorAt]!;
-  const isInterior = interior >= 0.5;
-  const typeConf = isInterior ? interior : 1 - interior;
-  if (isInterior && evidence.strength < head.minInteriorStrength) {
+  const type = argmax(probabilities.photoType);
+  const photoType = PHOTO_TYPES[type]!;
+  const typeConf = probabilities.photoType[type]!;
+  // LPD-YuNet finds "plates" on blank pictures too (0.5-0.7 on flat grey or white), so a plate alone
+  // does not make a featureless picture a car.
+  const featureless = evidence.strength < head.minInteriorStrength;
+  if (featureless && (photoType === 'interior' || !evidence.vehicleFound)) {
     throw new UnclassifiableError(
       'The photo could not be classified: it shows neither a car nor an interior',
     );
   }
   if (typeConf < head.minTypeConfidence) {
     throw new UnclassifiableError(
-      `The photo could not be classified: interior or exterior is only ${Math.round(typeConf * 100)}% sure`,
+      `The photo could not be classified: its photo type is only ${Math.round(typeConf * 100)}% sure`,
     );
   }
-  if (isInterior) return { photoType: { value: 'interior', conf: typeConf } };
-  if (!evidence.vehicleFound) {
+  if (photoType === 'interior') return { photoType: { value: 'interior', conf: typeConf } };
+  if (!evidence.vehicleFound && !evidence.plateFound) {
     throw new UnclassifiableError('The photo could not be classified: no car was found in it');
   }
-  let best = -1;
-  for (let i = 0; i < head.classes.length; i++) {
-    if (i !== interiorAt && (best < 0 || probabilities[i]! > probabilities[best]!)) best = i;
-  }
+  const view = argmax(probabilities.view);
   return {
-    photoType: { value: 'exterior', conf: typeConf },
-    view: { value: head.classes[best] as View, conf: probabilities[best]! / (1 - interior) },
+    photoType: { value: photoType, conf: typeConf },
+    view: { value: VIEWS[view]!, conf: probabilities.view[view]! },
   };
 }
+
+const argmax = (p: ArrayLike<number>): number => {
+  let best = 0;
+  for (let i = 1; i < p.length; i++) if (p[i]! > p[best]!) best = i;
+  return best;
+};
 
 export interface AnalysisLabel {
   value: string;
@@ -117,7 +132,7 @@ export function toAnalysis(classification: Classification, evidence: Evidence): 
     photo_type: {
       value: photoType.value,
       label: LABELS[photoType.value],
-      ...(photoType.value === 'exterior' && car ? { source_class: className(car.classId) } : {}),
+      ...(photoType.value !== 'interior' && car ? { source_class: className(car.classId) } : {}),
       conf: percent(photoType.conf),
     },
     ...(view ? { view: { value: view.value, label: LABELS[view.value], conf: percent(view.conf) } } : {}),

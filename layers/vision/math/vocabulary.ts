@@ -2,7 +2,7 @@
  * The `analyze` vocabulary: photo types, views, the head's classes and their English labels. A view's
  * left/right name the side of the car that is visible, so a mirror swaps them.
  */
-/** `podium` is in the vocabulary (spec 1) but no labelled podium photo exists yet: the head never says it. */
+/** `podium`: a car on a studio backdrop or turntable, as dealers publish it; it has a view like an exterior. */
 export const PHOTO_TYPES = ['exterior', 'interior', 'podium'] as const;
 export type PhotoType = (typeof PHOTO_TYPES)[number];
 
@@ -18,10 +18,6 @@ export const VIEWS = [
   'rear_three_quarters_right',
 ] as const;
 export type View = (typeof VIEWS)[number];
-
-/** The head's classes: one for interiors, one per exterior view. */
-export const HEAD_CLASSES = ['interior', ...VIEWS] as const;
-export type HeadClass = (typeof HEAD_CLASSES)[number];
 
 /** English labels; the only language so far (see docs/decisions.md, "Vision: analyze"). */
 export const LABELS: Readonly<Record<PhotoType | View, string>> = {
@@ -42,7 +38,7 @@ export const LABELS: Readonly<Record<PhotoType | View, string>> = {
 export const LICENSE_PLATE_ID = 1000;
 
 /** The same view seen in a mirror: left and right swap. */
-export function mirrorView<T extends HeadClass>(value: T): T {
+export function mirrorView<T extends string>(value: T): T {
   if (value.endsWith('_left')) return value.replace(/_left$/, '_right') as T;
   if (value.endsWith('_right')) return value.replace(/_right$/, '_left') as T;
   return value;

@@ -7,6 +7,7 @@ import {
   type Evidence,
   featureRegion,
   featureStrength,
+  mainPlate,
   mainVehicle,
   mirrorEvidence,
   OBJECT_SCORE_THRESHOLD,
@@ -101,20 +102,20 @@ export async function observe(models: AnalyzeModels, image: DecodedImage): Promi
  * 1. Decode the source once (415 / 400 as for every operation).
  * 2. Observe it: COCO objects (NanoDet-Plus), plates (LPD-YuNet), MobileNetV2 features of the car.
  * 3. The fitted head's probabilities, averaged with the mirror image's, so left and right are treated alike.
- * 4. Decide; an unsure photo type, an exterior without a car or an interior showing next to nothing
- *    is UnclassifiableError (800).
+ * 4. Decide; an unsure photo type, an exterior or podium photo without a car or a plate, or an interior
+ *    showing next to nothing is UnclassifiableError (800).
  */
 export async function analyzeOperation(models: ModelCache, input: OperationInput): Promise<OperationResult> {
   const fitted = analyzeHead();
   const [decoded, deps] = await Promise.all([decodeSource(input.source), analyzeModels(models)]);
   const { evidence, features, mirroredFeatures } = await observe(deps, decoded);
   const probabilities = mirrorAveraged(
-    fitted.classes,
     headProbabilities(fitted, features),
     headProbabilities(fitted, mirroredFeatures),
   );
   const classification = decide(fitted, probabilities, {
     vehicleFound: mainVehicle(evidence.objects) !== undefined,
+    plateFound: mainPlate(evidence) !== undefined,
     strength: featureStrength(features),
   });
   return {

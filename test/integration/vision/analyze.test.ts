@@ -127,3 +127,61 @@ describe.skipIf(!available)('analyze on real photos (../shared)', () => {
     expect(flipped.view!.value).toBe(own.view!.value.replace(/_left$/, '_right'));
   });
 });
+
+describe.skipIf(!available)('analyze on awkward inputs: an answer or a 4xx/800, never a 500', () => {
+  /** The analysis, or the error's code when it is one the API maps below 500. */
+  const outcome = async (source: Buffer): Promise<string> => {
+    try {
+      const a = (await analyze(source)).analysis as Analysis;
+      return `${a.photo_type.value}${a.view ? ` ${a.view.value}` : ''}`;
+    } catch (error) {
+      const { status, code } = error as { status?: number; code?: number };
+      expect(status, `${(error as Error).name}: ${(error as Error).message}`).toBeLessThan(500);
+      return `error ${code}`;
+    }
+  };
+
+  it('answers a car photo the same as its CMYK and 16-bit copies, and turned by EXIF', async () => {
+    const row = rows.find((r) => r.view === 'front')!;
+    const source = await readFile(path.join(evalDir, row.file));
+    const own = await outcome(source);
+    expect(own).toMatch(/^exterior/);
+    expect(await outcome(await sharp(source).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer())).toBe(
+      own,
+    );
+    expect(await outcome(await sharp(source).toColourspace('rgb16').png().toBuffer())).toBe(own);
+    // Stored on its side with an EXIF orientation that turns it back upright.
+    const sideways = await sharp(source)
+      .rotate(-90)
+      .jpeg({ quality: 95 })
+      .withMetadata({ orientation: 6 })
+      .toBuffer();
+    expect(await outcome(sideways)).toMatch(/^exterior/);
+    expect(await outcome(await sharp(source).greyscale().jpeg().toBuffer())).toMatch(/^exterior|^error 800/);
+  });
+
+  it('never fails with a 500 on blank, tiny, thin, panoramic or animated pictures', async () => {
+    const row = rows.find((r) => r.view === 'side_left')!;
+    const source = await readFile(path.join(evalDir, row.file));
+    const flat = (width: number, height: number, background = '#808080') =>
+      sharp({ create: { width, height, channels: 3, background } });
+    const inputs: Record<string, Buffer> = {
+      blank: await flat(640, 480).jpeg().toBuffer(),
+      'blank white png': await flat(400, 300, '#ffffff').png().toBuffer(),
+      tiny: await sharp(source).resize(32, 32, { fit: 'fill' }).jpeg().toBuffer(),
+      'thin 2000x40': await sharp(source).resize(2000, 40, { fit: 'fill' }).jpeg().toBuffer(),
+      'thin 40x1200': await sharp(source).resize(40, 1200, { fit: 'fill' }).png().toBuffer(),
+      panorama: await sharp(source).resize(4000, 700, { fit: 'fill' }).jpeg().toBuffer(),
+      'animated webp': await sharp([source, await sharp(source).flop().toBuffer()], {
+        join: { animated: true },
+      })
+        .webp()
+        .toBuffer(),
+    };
+    const answers: Record<string, string> = {};
+    for (const [name, bytes] of Object.entries(inputs)) answers[name] = await outcome(bytes);
+    console.log(answers);
+    expect(answers.blank).toBe('error 800');
+    expect(answers['blank white png']).toBe('error 800');
+  });
+});

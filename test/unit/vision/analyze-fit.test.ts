@@ -1,14 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { augmentWindow, type Photo, type Sample } from '#tools/analyze-samples.ts';
 import {
   chooseThresholds,
-  type EvalPhoto,
+  fitHeads,
   fitSoftmax,
   groupFolds,
-  labelOf,
+  headFile,
+  modelsOfFile,
+  predictSample,
   predictSoftmax,
-  type Sample,
+  viewLabel,
 } from '#tools/fit-analyze-head.ts';
-import { HEAD_CLASSES } from '#vision/math/vocabulary.ts';
+import type { HeadProbabilities } from '#vision/math/head.ts';
+import { PHOTO_TYPES, VIEWS } from '#vision/math/vocabulary.ts';
 
 describe('groupFolds', () => {
   const groups = ['a', 'a', 'a', 'a', 'b', 'b', 'c', 'd', 'd', 'e', 'f', 'f', 'g'];
@@ -23,12 +27,53 @@ describe('groupFolds', () => {
   });
 });
 
-describe('labelOf', () => {
-  it('swaps left and right for the mirror image', () => {
-    const photo: EvalPhoto = { file: 'x', photoType: 'exterior', view: 'three_quarters_left', group: 'g' };
-    expect(HEAD_CLASSES[labelOf(photo, false)]).toBe('three_quarters_left');
-    expect(HEAD_CLASSES[labelOf(photo, true)]).toBe('three_quarters_right');
-    expect(labelOf({ ...photo, photoType: 'interior', view: null }, true)).toBe(0);
+const photo: Photo = {
+  source: 'listing',
+  file: 'x',
+  photoType: 'exterior',
+  view: 'three_quarters_left',
+  group: 'g',
+};
+
+describe('viewLabel', () => {
+  it('swaps left and right for the mirror image and has none for an unlabelled view', () => {
+    const sample = { photo } as Sample;
+    expect(VIEWS[viewLabel(sample, false)]).toBe('three_quarters_left');
+    expect(VIEWS[viewLabel(sample, true)]).toBe('three_quarters_right');
+    expect(viewLabel({ photo: { ...photo, source: 'street', view: null } } as Sample, true)).toBe(-1);
+  });
+});
+
+describe('augmentWindow', () => {
+  const random = (() => {
+    let i = 0;
+    return () => [0.99, 0.01, 0.5, 0.7, 0.2][i++ % 5]!;
+  })();
+
+  it('keeps every crop inside the photo, scaled down only on large photos', () => {
+    for (let k = 0; k < 20; k++) {
+      for (const size of [
+        { width: 380, height: 250 },
+        { width: 4000, height: 600 },
+      ]) {
+        const { box, scale } = augmentWindow('crop', size, undefined, random);
+        expect(box.x).toBeGreaterThanOrEqual(0);
+        expect(box.y).toBeGreaterThanOrEqual(0);
+        expect(box.x + box.w).toBeLessThanOrEqual(size.width);
+        expect(box.y + box.h).toBeLessThanOrEqual(size.height);
+        expect(box.w * box.h).toBeLessThan(0.9 * size.width * size.height);
+        expect(scale === 1 || size.width > 400).toBe(true);
+      }
+    }
+  });
+
+  it('closes up on part of the car: smaller than its box and overlapping it', () => {
+    const car = { x: 100, y: 50, w: 200, h: 100 };
+    for (let k = 0; k < 10; k++) {
+      const { box } = augmentWindow('closeup', { width: 400, height: 300 }, car, random);
+      expect(box.w).toBeLessThanOrEqual(0.7 * car.w + 1);
+      expect(box.x < car.x + car.w && box.x + box.w > car.x).toBe(true);
+    }
   });
 });
 
@@ -66,14 +111,57 @@ describe('fitSoftmax', () => {
   });
 });
 
+const fake = (id: string, source: Photo['source'], photoType: Photo['photoType'], strength = 25) =>
+  ({ id, augmentation: 'orig', photo: { ...photo, source, photoType }, strength }) as unknown as Sample;
+
 describe('chooseThresholds', () => {
-  it('takes the 1% quantile of held-out type confidence and 90% of the weakest interior', () => {
-    const samples = Array.from({ length: 200 }, (_, i) => ({
-      label: i % 2 === 0 ? 0 : 1,
-      strength: 20 + (i % 7),
+  it('takes the 0.5% quantile of held-out type confidence of real photos, at most 0.5, and 90% of the weakest interior', () => {
+    const samples = Array.from({ length: 400 }, (_, i) =>
+      fake(
+        `s${i}`,
+        i < 200 ? 'listing' : i < 300 ? 'street' : 'podium',
+        i % 2 ? 'exterior' : 'interior',
+        20 + (i % 7),
+      ),
+    );
+    // Type confidence 0.4 + i / 1000 for sample i; the composites (300..399) do not count.
+    const held = new Map<string, HeadProbabilities>(
+      samples.map((s, i) => [
+        s.id,
+        { photoType: Float64Array.of(0.4 + i / 1000, 0, 0), view: new Float64Array(8) },
+      ]),
+    );
+    // 300 real photos: the 0.5% quantile is the second lowest, 0.401.
+    expect(chooseThresholds(held, samples)).toEqual({ minTypeConfidence: 0.4, minInteriorStrength: 18 });
+    const sure = new Map([...held].map(([id, p]) => [id, { ...p, photoType: Float64Array.of(0.99, 0, 0) }]));
+    expect(chooseThresholds(sure, samples).minTypeConfidence).toBe(0.5);
+  });
+});
+
+describe('headFile', () => {
+  it('stores both layers over one standardisation without changing what they predict', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => [
+      Math.sin(i) * 3,
+      Math.cos(i * 1.3) + (i % 3),
+      (i % 5) - 2,
+    ]);
+    const samples = rows.map((r, i) => ({
+      id: `s${i}`,
+      augmentation: 'orig',
+      photo: {
+        ...photo,
+        photoType: PHOTO_TYPES[i % 3],
+        view: i % 3 === 1 ? null : VIEWS[(i * 7) % 8],
+      },
+      features: Float32Array.from(r),
+      mirroredFeatures: Float32Array.from(r, (v, j) => (j === 0 ? -v : v)),
     })) as unknown as Sample[];
-    // Type confidence 0.5 + i / 400 for photo i: the third lowest (index 2 of 200) is 0.505.
-    const held = samples.map((_, i) => [0.5 + i / 400]);
-    expect(chooseThresholds(held, samples)).toEqual({ minTypeConfidence: 0.5, minInteriorStrength: 18 });
+    const models = fitHeads(samples, { lambda: 0.1, folds: 2, seed: 1, maxIterations: 100 });
+    const stored = modelsOfFile(headFile(models, { minTypeConfidence: 0.5, minInteriorStrength: 1 }, {}));
+    for (const s of samples) {
+      const [a, b] = [predictSample(models, s), predictSample(stored, s)];
+      for (let c = 0; c < 3; c++) expect(b.photoType[c]).toBeCloseTo(a.photoType[c]!, 2);
+      for (let c = 0; c < 8; c++) expect(b.view[c]).toBeCloseTo(a.view[c]!, 2);
+    }
   });
 });

@@ -22,7 +22,14 @@ import {
   softmax,
 } from '#vision/math/head.ts';
 import type { ObjectCandidate } from '#vision/math/nanodet.ts';
-import { HEAD_CLASSES, LICENSE_PLATE_ID, mirrorView } from '#vision/math/vocabulary.ts';
+import {
+  LICENSE_PLATE_ID,
+  mirrorView,
+  PHOTO_TYPES,
+  type PhotoType,
+  VIEWS,
+  type View,
+} from '#vision/math/vocabulary.ts';
 
 const obj = (
   classId: number,
@@ -130,59 +137,118 @@ describe('feature assembly', () => {
   });
 });
 
-/** A head over 2 features that answers interior when x0 is large and a view by x1. */
+/** A head over 2 features: x0 large says interior, x0 small podium; x1 large says three_quarters_left. */
 function tinyHead(overrides: Partial<AnalyzeHead> = {}): AnalyzeHead {
   return {
-    format: 'softmax-head/1',
+    format: 'softmax-head/2',
     version: 'test',
-    classes: [...HEAD_CLASSES],
     mean: [0, 0],
     scale: [1, 1],
-    weights: HEAD_CLASSES.map((c, i) => (c === 'interior' ? [100, 0] : [0, i === 5 ? 100 : 0])),
     weightScale: 0.1,
-    bias: HEAD_CLASSES.map(() => 0),
-    minTypeConfidence: 0.9,
+    photoType: {
+      classes: [...PHOTO_TYPES],
+      weights: [
+        [0, 0],
+        [100, 0],
+        [-100, 0],
+      ],
+      bias: [0, 0, 0],
+    },
+    view: {
+      classes: [...VIEWS],
+      weights: VIEWS.map((v) => (v === 'three_quarters_left' ? [0, 100] : [0, 0])),
+      bias: VIEWS.map(() => 0),
+    },
+    minTypeConfidence: 0.5,
     minInteriorStrength: 10,
     ...overrides,
   };
 }
 
-const probe = (p: Partial<Record<(typeof HEAD_CLASSES)[number], number>>) =>
-  HEAD_CLASSES.map((c) => p[c] ?? 0);
+const types = (p: Partial<Record<PhotoType, number>>) => Float64Array.from(PHOTO_TYPES, (c) => p[c] ?? 0);
+const views = (p: Partial<Record<View, number>>) => Float64Array.from(VIEWS, (c) => p[c] ?? 0);
+const car = { vehicleFound: true, plateFound: false, strength: 30 };
 
 describe('headProbabilities and decide', () => {
-  it('standardises, applies the linear map and the softmax', () => {
+  it('standardises, applies each linear map and its softmax', () => {
     const head = tinyHead({ mean: [1, 0], scale: [2, 1] });
-    const p = headProbabilities(head, [3, 0]);
-    // x0 -> (3 - 1) / 2 = 1: interior logit 10 against 8 zeros.
-    expect(p[0]).toBeCloseTo(Math.exp(10) / (Math.exp(10) + 8), 10);
+    const p = headProbabilities(head, [3, 1]);
+    // x0 -> (3 - 1) / 2 = 1: interior logit 10, exterior 0, podium -10.
+    expect(p.photoType[1]).toBeCloseTo(Math.exp(10) / (Math.exp(10) + 1 + Math.exp(-10)), 10);
+    // x1 -> 1: three_quarters_left logit 10 against 7 zeros.
+    expect(p.view[VIEWS.indexOf('three_quarters_left')]).toBeCloseTo(Math.exp(10) / (Math.exp(10) + 7), 10);
     expect(() => headProbabilities(head, [1])).toThrow(/takes 2 features/);
   });
 
-  it('answers the best view with its share of the exterior probability', () => {
-    const d = decide(tinyHead(), probe({ interior: 0.02, three_quarters_left: 0.686, front: 0.294 }), {
-      vehicleFound: true,
-      strength: 30,
+  it('answers the photo type and the best view with their probabilities', () => {
+    const d = decide(
+      tinyHead(),
+      {
+        photoType: types({ exterior: 0.98, interior: 0.02 }),
+        view: views({ three_quarters_left: 0.7, front: 0.3 }),
+      },
+      car,
+    );
+    expect(d).toEqual({
+      photoType: { value: 'exterior', conf: 0.98 },
+      view: { value: 'three_quarters_left', conf: 0.7 },
     });
-    expect(d.photoType).toEqual({ value: 'exterior', conf: 0.98 });
-    expect(d.view!.value).toBe('three_quarters_left');
-    expect(d.view!.conf).toBeCloseTo(0.7, 10);
   });
 
-  it('answers interior without a view', () => {
-    const d = decide(tinyHead(), probe({ interior: 0.95, rear: 0.05 }), { vehicleFound: true, strength: 30 });
+  it('answers podium with a view, and interior without one', () => {
+    const podium = decide(
+      tinyHead(),
+      { photoType: types({ podium: 0.9, exterior: 0.1 }), view: views({ rear: 1 }) },
+      car,
+    );
+    expect(podium).toEqual({ photoType: { value: 'podium', conf: 0.9 }, view: { value: 'rear', conf: 1 } });
+    const d = decide(
+      tinyHead(),
+      { photoType: types({ interior: 0.95, exterior: 0.05 }), view: views({ rear: 1 }) },
+      car,
+    );
     expect(d).toEqual({ photoType: { value: 'interior', conf: 0.95 } });
   });
 
-  it('refuses with 800 under the photo-type threshold, an exterior without a car, a featureless interior', () => {
+  it('takes a plate as a car: a close-up of a front or rear without a whole car box is answered', () => {
+    const d = decide(
+      tinyHead(),
+      { photoType: types({ exterior: 0.9, interior: 0.1 }), view: views({ front: 1 }) },
+      { vehicleFound: false, plateFound: true, strength: 30 },
+    );
+    expect(d.photoType.value).toBe('exterior');
+  });
+
+  it('refuses with 800 under the photo-type threshold, an exterior without a car or plate, a featureless interior', () => {
     const unsure = () =>
-      decide(tinyHead(), probe({ interior: 0.6, rear: 0.4 }), { vehicleFound: true, strength: 30 });
+      decide(
+        tinyHead(),
+        { photoType: types({ interior: 0.45, exterior: 0.4, podium: 0.15 }), view: views({}) },
+        car,
+      );
     expect(unsure).toThrow(UnclassifiableError);
-    expect(unsure).toThrow(/60% sure/);
-    const noCar = () => decide(tinyHead(), probe({ front: 1 }), { vehicleFound: false, strength: 30 });
+    expect(unsure).toThrow(/45% sure/);
+    const noCar = () =>
+      decide(
+        tinyHead(),
+        { photoType: types({ exterior: 1 }), view: views({ front: 1 }) },
+        { vehicleFound: false, plateFound: false, strength: 30 },
+      );
     expect(noCar).toThrow(/no car/);
-    const blank = () => decide(tinyHead(), probe({ interior: 1 }), { vehicleFound: false, strength: 5 });
+    const blank = () =>
+      decide(
+        tinyHead(),
+        { photoType: types({ interior: 1 }), view: views({}) },
+        { vehicleFound: false, plateFound: false, strength: 5 },
+      );
     expect(blank).toThrow(/neither a car nor an interior/);
+    const blankWithPlate = () =>
+      decide(
+        tinyHead(),
+        { photoType: types({ podium: 1 }), view: views({ rear: 1 }) },
+        { vehicleFound: false, plateFound: true, strength: 5 },
+      );
+    expect(blankWithPlate).toThrow(/neither a car nor an interior/);
     try {
       blank();
     } catch (error) {
@@ -191,13 +257,21 @@ describe('headProbabilities and decide', () => {
     }
   });
 
-  it('averages with the mirror image, left and right swapped back', () => {
-    const own = probe({ three_quarters_left: 0.8, front: 0.2 });
-    const mirrored = probe({ three_quarters_right: 0.6, three_quarters_left: 0.2, front: 0.2 });
-    const p = mirrorAveraged(HEAD_CLASSES, own, mirrored);
-    expect(p[HEAD_CLASSES.indexOf('three_quarters_left')]).toBeCloseTo(0.7, 10);
-    expect(p[HEAD_CLASSES.indexOf('three_quarters_right')]).toBeCloseTo(0.1, 10);
-    expect(p[HEAD_CLASSES.indexOf('front')]).toBeCloseTo(0.2, 10);
+  it('averages with the mirror image, left and right swapped back, the photo type plainly', () => {
+    const own = {
+      photoType: types({ exterior: 0.8, podium: 0.2 }),
+      view: views({ three_quarters_left: 0.8, front: 0.2 }),
+    };
+    const mirrored = {
+      photoType: types({ exterior: 0.6, podium: 0.4 }),
+      view: views({ three_quarters_right: 0.6, three_quarters_left: 0.2, front: 0.2 }),
+    };
+    const p = mirrorAveraged(own, mirrored);
+    expect(p.view[VIEWS.indexOf('three_quarters_left')]).toBeCloseTo(0.7, 10);
+    expect(p.view[VIEWS.indexOf('three_quarters_right')]).toBeCloseTo(0.1, 10);
+    expect(p.view[VIEWS.indexOf('front')]).toBeCloseTo(0.2, 10);
+    expect(p.photoType[PHOTO_TYPES.indexOf('exterior')]).toBeCloseTo(0.7, 10);
+    expect(p.photoType[PHOTO_TYPES.indexOf('podium')]).toBeCloseTo(0.3, 10);
   });
 });
 
@@ -245,11 +319,17 @@ describe('the fitted head file', () => {
   });
 
   it('is refused when its shape does not fit', () => {
-    expect(() => parseHead({ ...headJson, classes: ['interior'] })).toThrow(/classes/);
-    expect(() => parseHead({ ...headJson, bias: [] })).toThrow(/bias/);
     expect(() =>
-      parseHead({ ...headJson, weights: headJson.weights.map((r) => r.map((w) => w + 0.5)) }),
-    ).toThrow(/weights/);
+      parseHead({ ...headJson, photoType: { ...headJson.photoType, classes: ['interior'] } }),
+    ).toThrow(/photoType/);
+    expect(() => parseHead({ ...headJson, view: { ...headJson.view, bias: [] } })).toThrow(/view/);
+    expect(() =>
+      parseHead({
+        ...headJson,
+        view: { ...headJson.view, weights: headJson.view.weights.map((r) => r.map((w) => w + 0.5)) },
+      }),
+    ).toThrow(/view/);
+    expect(() => parseHead({ ...headJson, format: 'softmax-head/1' })).toThrow(/format/);
     expect(() => parseHead(headJson, 10)).toThrow(/for 10 features/);
   });
 });
