@@ -3,9 +3,8 @@
  * 1. Plates (plates.csv): per region, recall (a detected quad's bounding box with IoU >= 0.5 against the
  *    labelled box), false fills per image (detections matching no label), and the share of the labelled
  *    box covered by the fill (hidePlates with a test colour, service defaults otherwise).
- * 2. analyze (photos.csv): photo_type and view accuracy from grouped cross-validation (the fitting
- *    script's own code: tools/fit-analyze-head.ts), never training-set predictions; the view confusion
- *    matrix; the share the shipped thresholds would refuse with 800.
+ * 2. analyze: held-out figures per source with 95% intervals and the 800 rate per source
+ *    (test/eval/analysis.ts).
  * 3. background: a contact sheet of results to look at, when the operation exists in this build.
  * Skips with a message when ../shared/eval is not there.
  */
@@ -17,20 +16,13 @@ import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import {
-  crossValidate,
-  FIT_SETTINGS,
-  formatConfusion,
-  observeEvalPhotos,
-  readEvalPhotos,
-  score,
-} from '#tools/fit-analyze-head.ts';
+import { readPhotos } from '#tools/analyze-samples.ts';
 import { type Box, boxIoU } from '#vision/math/geometry.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import type { OperationInput } from '#vision/operation-input.ts';
-import { analyzeHead, analyzeModels } from '#vision/operations/analyze.ts';
 import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
+import { evalAnalysis } from './analysis.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
@@ -135,38 +127,6 @@ async function coverage(image: Buffer, box: Box): Promise<number> {
   return inside > 0 ? filled / inside : 0;
 }
 
-async function evalAnalyze(models: ModelCache) {
-  const photos = await readEvalPhotos(evalDir);
-  const deps = await analyzeModels(models);
-  const started = performance.now();
-  const samples = await observeEvalPhotos(evalDir, photos, deps);
-  const observed = (performance.now() - started) / 1000;
-  const held = crossValidate(samples);
-  const head = analyzeHead();
-  const cv = score(samples, held, head);
-  console.log(
-    `\nanalyze (${head.version}; ${FIT_SETTINGS.folds}-fold CV grouped by car model over ${samples.length} photos, ` +
-      `each fold fitted without the photos it predicts; observing took ${observed.toFixed(0)} s)`,
-  );
-  console.log(
-    table(
-      ['measure', 'value'],
-      [
-        ['photo_type accuracy, argmax, nothing refused (target >= 0.95)', cv.typeAccuracy.toFixed(3)],
-        ['view accuracy over the 200 exteriors, argmax (target >= 0.85)', cv.viewAccuracy.toFixed(3)],
-        [
-          `refused with 800 (minTypeConfidence ${head.minTypeConfidence}, minInteriorStrength ${head.minInteriorStrength})`,
-          pct(cv.refused),
-        ],
-        ['photo_type accuracy over the answered', cv.typeAccuracyAnswered.toFixed(3)],
-        ['view accuracy over the answered exteriors', cv.viewAccuracyAnswered.toFixed(3)],
-      ],
-    ),
-  );
-  console.log('\nview confusion (rows: label, columns: prediction)');
-  console.log(formatConfusion(cv.confusion));
-}
-
 type OperationImpl = (models: ModelCache, input: OperationInput) => Promise<OperationResult>;
 
 async function backgroundSheet(models: ModelCache) {
@@ -179,7 +139,9 @@ async function backgroundSheet(models: ModelCache) {
     console.log('\nbackground: the operation is not in this build; no contact sheet.');
     return;
   }
-  const photos = (await readEvalPhotos(evalDir)).filter((p) => p.photoType === 'exterior');
+  const photos = (await readPhotos(evalDir)).filter(
+    (p) => p.source === 'listing' && p.photoType === 'exterior',
+  );
   // Two photos per view, spread through the list, then plate photos of each region.
   const picked = [
     ...photos.filter((_, i) => i % 12 === 0).map((p) => p.file),
@@ -238,6 +200,6 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
 } else {
   const models = modelCache({});
   await evalPlates(models);
-  await evalAnalyze(models);
+  await evalAnalysis(evalDir, path.join(repoRoot, 'eval-out'));
   await backgroundSheet(models);
 }
