@@ -33,13 +33,16 @@ if (command === 'fetch') {
   }
 } else if (command === 'verify' || command === 'list') {
   const statuses = await modelStatuses(cacheDir, command === 'verify' ? SERVICE_MODELS : undefined);
+  const needed = (id: string) => SERVICE_MODELS.includes(id as ModelId);
+  // A manifest entry the service does not load (measured and set aside) is listed for its provenance; its
+  // absence is not a fault to fix.
   const rows = statuses.map(({ model, file, problem }) => [
     model.id,
     model.version,
     model.license,
     model.bytes === undefined ? '' : `${(model.bytes / 1e6).toFixed(1)} MB`,
     file ?? (problem ? `refused: ${problem}` : 'not found'),
-    file ? 'ok' : problem ? 'corrupt' : 'missing',
+    file ? 'ok' : problem ? 'corrupt' : needed(model.id) ? 'missing' : 'not used',
   ]);
   const header = ['model', 'version', 'license', 'size', 'where found', 'status'];
   const widths = header.map((title, column) =>
@@ -47,9 +50,7 @@ if (command === 'fetch') {
   );
   for (const row of [header, ...rows])
     console.log(row.map((cell, column) => cell.padEnd(widths[column]!)).join('  '));
-  const bad = statuses.filter(
-    (status) => !status.file && SERVICE_MODELS.includes(status.model.id as ModelId),
-  );
+  const bad = statuses.filter((status) => !status.file && needed(status.model.id));
   if (bad.length > 0) {
     console.error(`\n${bad.length} service model(s) missing or corrupt: run npm run models -- fetch`);
     if (command === 'verify') process.exit(1);

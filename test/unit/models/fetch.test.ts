@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -195,5 +196,19 @@ describe.skipIf(!hasSharedModels)('fetching from a loopback mirror of the real f
     );
     expect(derived.length).toBe(MODELS['lpd-yunet'].bytes);
     expect(createHash('sha256').update(derived).digest('hex')).toBe(MODELS['lpd-yunet'].sha256);
+  });
+});
+
+describe('npm run models -- list', () => {
+  it('marks a manifest model the service does not load as not used, not as missing, and exits 0', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bin/models.ts', 'list'], {
+      cwd: path.resolve(import.meta.dirname, '..', '..', '..'),
+      env: { ...process.env, MODELS_DIR: cacheDir },
+      encoding: 'utf8',
+    });
+    const row = run.stdout.split('\n').find((line) => line.startsWith('isnet-small '));
+    expect(row?.trimEnd()).toMatch(/not found\s+not used$/);
+    expect(run.stdout).toMatch(/^model\s+version\s+license\s+size\s+where found\s+status/m);
+    expect(run.status).toBe(0);
   });
 });
