@@ -1,0 +1,95 @@
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS } from '#core/jobs/job.ts';
+import { apiPrefix, pageRoutes, routes } from '../../lib/config.ts';
+
+/**
+ * The README is a newcomer's first map: a route or a setting that exists in the code but not there is one
+ * they cannot find. These tests read the code's own lists (the route table, the environment it reads) and
+ * name what the README leaves out.
+ */
+const REPO = path.resolve(import.meta.dirname, '..', '..');
+const read = (file: string) => readFileSync(path.join(REPO, file), 'utf8');
+const readme = read('README.md');
+
+/** The rooms whose code runs (the test suites' own switches are CONTRIBUTING.md's business). */
+const CODE_ROOMS = ['bin', 'lib', 'local', 'layers', 'functions', 'models', 'client', 'tools', 'web'];
+
+const codeFiles = execFileSync('git', ['ls-files', ...CODE_ROOMS], { cwd: REPO, encoding: 'utf8' })
+  .split('\n')
+  .filter((file) => /\.(ts|mjs|js)$/.test(file));
+
+/** Every variable name the code reads from the environment. */
+function environmentRead(): Set<string> {
+  const names = new Set<string>();
+  for (const file of codeFiles) {
+    const text = read(file);
+    for (const match of text.matchAll(/process\.env\.([A-Z][A-Z0-9_]*)/g)) names.add(match[1]!);
+    for (const match of text.matchAll(/process\.env\[['"]([A-Z][A-Z0-9_]*)['"]\]/g)) names.add(match[1]!);
+    // bin/local.ts reads `<PREFIX>_<NAME>` for each rate limit: the prefixes it passes and the names it reads.
+    const prefixes = [...text.matchAll(/rateFromEnv\('([A-Z_]+)'/g)].map((match) => match[1]!);
+    const suffixes = [...text.matchAll(/read\('([A-Z_]+)'/g)].map((match) => match[1]!);
+    for (const prefix of prefixes) for (const suffix of suffixes) names.add(`${prefix}_${suffix}`);
+  }
+  // layers/config.ts parses the whole of process.env with one schema: its keys are what the functions read.
+  const config = read('layers/config.ts');
+  const schema = config.slice(config.indexOf('const ConfigSchema'), config.indexOf('export type Config'));
+  for (const match of schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)) names.add(match[1]!);
+  return names;
+}
+
+describe('README.md', () => {
+  it('names every route of the route table as `METHOD /path` (without the /api/v1 prefix)', () => {
+    const missing = routes
+      .map((route) => `${route.method} ${route.path.slice(apiPrefix.length)}`)
+      .filter((route) => !readme.includes(`\`${route}\``));
+    expect(routes.length).toBeGreaterThan(20);
+    expect(missing, 'add these routes to the route table in README.md').toEqual([]);
+  });
+
+  it('names every page route (the console and the API reference)', () => {
+    const missing = pageRoutes
+      .map((route) => `${route.method} ${route.path}`)
+      .filter((route) => !readme.includes(`\`${route}\``));
+    expect(missing, 'add these page routes to README.md').toEqual([]);
+  });
+
+  it('names every environment variable the code reads', () => {
+    const names = environmentRead();
+    // The scan must find the well-known ones, or it finds nothing and passes for the wrong reason.
+    expect([...names]).toEqual(
+      expect.arrayContaining([
+        'PORT',
+        'DATA_DIR',
+        'TABLE_NAME',
+        'RATE_LIMIT_GUEST_BURST',
+        'BATCH_CONCURRENCY',
+      ]),
+    );
+    const missing = [...names].filter((name) => !readme.includes(`\`${name}\``)).sort();
+    expect(missing, 'document these variables in the Configuration section of README.md').toEqual([]);
+  });
+
+  it('lists every operation among the modes of POST /jobs', () => {
+    const row = readme.split('\n').find((line) => line.startsWith('| `POST /jobs` |')) ?? '';
+    expect(OPERATIONS.filter((operation) => !row.includes(`\`${operation}\``))).toEqual([]);
+  });
+
+  it('links the documents a newcomer needs', () => {
+    for (const doc of [
+      'CONTRIBUTING.md',
+      'docs/architecture.md',
+      'docs/deploy.md',
+      'docs/runbook.md',
+      'docs/security.md',
+      'docs/quality.md',
+      'docs/webhooks.md',
+      'docs/decisions.md',
+    ]) {
+      expect(readme, doc).toContain(`](${doc})`);
+      expect(() => read(doc), `${doc} exists`).not.toThrow();
+    }
+  });
+});
