@@ -11,8 +11,11 @@ import { plateOperation } from './operations/plate.ts';
 
 type OperationImpl = (models: ModelCache, input: OperationInput) => Promise<OperationResult>;
 
-/** One module per operation under ./operations; an operation without one fails honestly. */
-const OPERATIONS: Partial<Record<Operation, OperationImpl>> = {
+/**
+ * One module per operation under ./operations. Total over the domain's list, so that an operation added
+ * there fails the typecheck here until it has its implementation (CONTRIBUTING.md, Add an operation).
+ */
+const OPERATIONS: Record<Operation, OperationImpl> = {
   plate: plateOperation,
   background: backgroundOperation,
   studio_background: studioBackgroundOperation,
