@@ -93,3 +93,13 @@ describe('README.md', () => {
     }
   });
 });
+
+describe('docs/runbook.md', () => {
+  it('says what to do for every alarm the construct creates', () => {
+    const monitoring = read('lib/constructs/monitoring.ts');
+    const alarms = [...monitoring.matchAll(/\balarm\('([A-Za-z0-9]+)'/g)].map((match) => match[1]!);
+    expect(alarms.length).toBeGreaterThan(5);
+    const runbook = read('docs/runbook.md');
+    expect(alarms.filter((alarm) => !runbook.includes(`| \`${alarm}\` |`))).toEqual([]);
+  });
+});
