@@ -3,7 +3,15 @@ import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
 import { MODELS } from '#models/manifest.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
-import { type Box, type Quad, quadBoundingBox, type Size, scaleQuad } from '#vision/math/geometry.ts';
+import {
+  type Box,
+  orderCornersClockwise,
+  type Point,
+  type Quad,
+  quadBoundingBox,
+  type Size,
+  scaleQuad,
+} from '#vision/math/geometry.ts';
 import {
   decodeLpdYunet,
   LPD_DEFAULT_SCORE_THRESHOLD,
@@ -11,6 +19,19 @@ import {
   lpdInputSize,
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
+import {
+  LOOK_WIDTH,
+  lookRegion,
+  MAX_PROPOSALS,
+  mayReach,
+  PLATE_RULE,
+  type PlateCandidate,
+  type PlateRule,
+  PROPOSAL_FLOOR,
+  plateScore,
+  sameDetection,
+  selectPlates,
+} from '#vision/math/plate-evidence.ts';
 
 /** A plate in source-image pixels. */
 export interface PlateDetection {
@@ -21,13 +42,27 @@ export interface PlateDetection {
 
 export interface DetectOptions extends LpdInputSizeOptions {
   readonly scoreThreshold?: number;
+  /** Look only inside this part of the image (source pixels); quads still come in source pixels. */
+  readonly region?: Box;
+  /** Look at the mirror image (test-time flip); quads still come in source pixels. */
+  readonly mirror?: boolean;
 }
 
 export interface PlateDetector {
   /** Recorded with results so that a change of weights shows. */
   readonly modelVersion: string;
-  /** Plates found in the image, best score first; empty when there are none. */
+  /**
+   * One pass of the network: every detection at or above the score threshold, best score first. The
+   * analysis head's plate evidence was fitted on this; fills go through `find`.
+   */
   detect(image: DecodedImage, options?: DetectOptions): Promise<PlateDetection[]>;
+  /**
+   * Every proposal of the whole-photo pass with its close looks, unjudged. Looks that cannot lift a
+   * candidate to `threshold` (default: the shipped rule's) are not taken and score 0.
+   */
+  candidates(image: DecodedImage, options?: { threshold?: number }): Promise<PlateCandidate[]>;
+  /** The plates to fill: candidates that pass `rule` (the shipped one by default), best first. */
+  find(image: DecodedImage, rule?: PlateRule): Promise<PlateDetection[]>;
 }
 
 export interface PlateDetectorOptions extends DetectOptions {
@@ -36,6 +71,7 @@ export interface PlateDetectorOptions extends DetectOptions {
 }
 
 const OUTPUTS = ['loc', 'conf', 'iou'] as const;
+type Corners = [Point, Point, Point, Point];
 
 /** Loads LPD-YuNet (the dynamic-input file) from a verified path; see `locateModel`. */
 export async function createPlateDetector(
@@ -74,38 +110,96 @@ export async function createPlateDetector(
     return priors;
   };
 
+  const detect: PlateDetector['detect'] = async (image, detectOptions = {}) => {
+    const opts = { ...defaults, ...detectOptions };
+    const region = opts.region ? clipRegion(opts.region, image) : undefined;
+    const seen = region ? { width: region.w, height: region.h } : image;
+    const input = lpdInputSize(seen, opts);
+    const tensor = await toInputTensor(image, input, region, opts.mirror === true);
+    const out = await session.run({ input: tensor });
+    const candidates = decodeLpdYunet(
+      {
+        loc: out.loc!.data as Float32Array,
+        conf: out.conf!.data as Float32Array,
+        iou: out.iou!.data as Float32Array,
+      },
+      priorsFor(input),
+      { scoreThreshold: opts.scoreThreshold ?? LPD_DEFAULT_SCORE_THRESHOLD },
+    );
+    return candidates.map(({ quad, score }) => {
+      const unmirrored = opts.mirror
+        ? orderCornersClockwise(quad.map((p) => ({ x: input.width - p.x, y: p.y })) as unknown as Corners)
+        : quad;
+      const scaled = scaleQuad(unmirrored, input, seen);
+      const sourceQuad = region
+        ? (scaled.map((p) => ({ x: p.x + region.x, y: p.y + region.y })) as unknown as Quad)
+        : scaled;
+      return { quad: sourceQuad, box: quadBoundingBox(sourceQuad), score };
+    });
+  };
+
+  const candidates: PlateDetector['candidates'] = async (
+    image,
+    { threshold = PLATE_RULE.threshold } = {},
+  ) => {
+    const proposals = (await detect(image, { scoreThreshold: PROPOSAL_FLOOR })).slice(0, MAX_PROPOSALS);
+    const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
+    const result: PlateCandidate[] = [];
+    // One at a time: onnxruntime already uses every core for each run.
+    for (const proposal of proposals) {
+      const region = lookRegion(proposal.box);
+      const direct = mayReach([proposal.score], threshold)
+        ? sameDetection(proposal.box, await detect(image, { ...look, region }))
+        : undefined;
+      const mirrored =
+        direct && mayReach([proposal.score, direct.score], threshold)
+          ? sameDetection(proposal.box, await detect(image, { ...look, region, mirror: true }))
+          : undefined;
+      const quad = direct?.quad ?? proposal.quad;
+      result.push({
+        quad,
+        box: quadBoundingBox(quad),
+        scores: [proposal.score, direct?.score ?? 0, mirrored?.score ?? 0],
+      });
+    }
+    return result;
+  };
+
   return {
     modelVersion: MODELS['lpd-yunet'].version,
-    async detect(image, detectOptions = {}) {
-      const opts = { ...defaults, ...detectOptions };
-      const input = lpdInputSize(image, opts);
-      const tensor = await toInputTensor(image, input);
-      const out = await session.run({ input: tensor });
-      const candidates = decodeLpdYunet(
-        {
-          loc: out.loc!.data as Float32Array,
-          conf: out.conf!.data as Float32Array,
-          iou: out.iou!.data as Float32Array,
-        },
-        priorsFor(input),
-        { scoreThreshold: opts.scoreThreshold ?? LPD_DEFAULT_SCORE_THRESHOLD },
-      );
-      return candidates.map(({ quad, score }) => {
-        const sourceQuad = scaleQuad(quad, input, image);
-        return { quad: sourceQuad, box: quadBoundingBox(sourceQuad), score };
-      });
+    detect,
+    candidates,
+    async find(image, rule = PLATE_RULE) {
+      return selectPlates(await candidates(image, rule), image, rule).map((c) => ({
+        quad: c.quad,
+        box: c.box,
+        score: plateScore(c),
+      }));
     },
   };
 }
 
+/** Whole pixels inside the image, at least one a side. */
+function clipRegion(region: Box, image: Size): Box {
+  const x = Math.min(Math.max(0, Math.floor(region.x)), image.width - 1);
+  const y = Math.min(Math.max(0, Math.floor(region.y)), image.height - 1);
+  const w = Math.max(1, Math.min(image.width, Math.ceil(region.x + region.w)) - x);
+  const h = Math.max(1, Math.min(image.height, Math.ceil(region.y + region.h)) - y);
+  return { x, y, w, h };
+}
+
 /** Resized, BGR, float 0..255, NCHW: what lpd_yunet.py feeds through cv.dnn.blobFromImage. */
-async function toInputTensor(image: DecodedImage, size: Size): Promise<ort.Tensor> {
+async function toInputTensor(
+  image: DecodedImage,
+  size: Size,
+  region: Box | undefined,
+  mirror: boolean,
+): Promise<ort.Tensor> {
   const { width, height, channels, pixels } = image;
-  const rgb = await sharp(pixels, { raw: { width, height, channels } })
-    .removeAlpha()
-    .resize(size.width, size.height, { fit: 'fill' })
-    .raw()
-    .toBuffer();
+  const source = sharp(pixels, { raw: { width, height, channels } });
+  if (region) source.extract({ left: region.x, top: region.y, width: region.w, height: region.h });
+  if (mirror) source.flop();
+  const rgb = await source.removeAlpha().resize(size.width, size.height, { fit: 'fill' }).raw().toBuffer();
   const plane = size.width * size.height;
   const data = new Float32Array(plane * 3);
   for (let i = 0, p = 0; p < plane; p++, i += 3) {

@@ -1,8 +1,7 @@
 /**
  * `npm run eval`: how the models do on the labelled real photos of ../shared/eval (see its README).
- * 1. Plates (plates.csv): per region, recall (a detected quad's bounding box with IoU >= 0.5 against the
- *    labelled box), false fills per image (detections matching no label), and the share of the labelled
- *    box covered by the fill (hidePlates with a test colour, service defaults otherwise).
+ * 1. Plates (plates.csv): per region, held-out recall, false fills and wheel-like fills with intervals
+ *    (test/eval/plates.ts).
  * 2. analyze: held-out figures per source with 95% intervals and the 800 rate per source
  *    (test/eval/analysis.ts).
  * 3. background: a contact sheet of results to look at, when the operation exists in this build.
@@ -13,23 +12,17 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { readPhotos } from '#tools/analyze-samples.ts';
-import { type Box, boxIoU } from '#vision/math/geometry.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import type { OperationInput } from '#vision/operation-input.ts';
-import { hidePlates } from '#vision/operations/hide-plates.ts';
-import { plateDetector } from '#vision/operations/plate.ts';
 import { evalAnalysis } from './analysis.ts';
+import { evalPlates } from './plates.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
 const outDir = path.join(repoRoot, '.cache', 'eval');
-const FILL = [255, 0, 255] as const;
-/** RGB distance under which a pixel counts as the fill after the JPEG round trip. */
-const NEAR_FILL = 48;
 
 const params: JobParams = {
   plateColor: '#ff00ff',
@@ -39,93 +32,6 @@ const params: JobParams = {
   backgroundFileKey: null,
   webhookUrl: null,
 };
-
-const pct = (v: number) => `${(v * 100).toFixed(1)}%`;
-
-function table(header: string[], rows: (string | number)[][]): string {
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
-  const line = (r: string[]) =>
-    r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join(
-    '\n',
-  );
-}
-
-async function evalPlates(models: ModelCache) {
-  const detector = await plateDetector(models);
-  const rows = (await readFile(path.join(evalDir, 'plates.csv'), 'utf8'))
-    .trim()
-    .split('\n')
-    .slice(1)
-    .map((line) => {
-      const [file, region, x, y, w, h] = line.split(',');
-      return {
-        file: file!,
-        region: region!,
-        box: { x: Number(x), y: Number(y), w: Number(w), h: Number(h) },
-      };
-    });
-  const byRegion = new Map<string, { images: number; hits: number; falseFills: number; covered: number }>();
-  for (const row of rows) {
-    const source = await readFile(path.join(evalDir, row.file));
-    let plates: { box: Box }[] = [];
-    let covered = 0;
-    try {
-      const result = await hidePlates({ detector }, source, params);
-      plates = result.plates;
-      covered = await coverage(result.image, row.box);
-    } catch (error) {
-      if (!(error instanceof PlateNotFoundError)) throw error;
-    }
-    const hit = plates.some((p) => boxIoU(p.box, row.box) >= 0.5);
-    const r = byRegion.get(row.region) ?? { images: 0, hits: 0, falseFills: 0, covered: 0 };
-    r.images++;
-    if (hit) r.hits++;
-    r.falseFills += plates.filter((p) => boxIoU(p.box, row.box) < 0.5).length;
-    r.covered += covered;
-    byRegion.set(row.region, r);
-  }
-  const total = [...byRegion.values()].reduce(
-    (t, r) => ({
-      images: t.images + r.images,
-      hits: t.hits + r.hits,
-      falseFills: t.falseFills + r.falseFills,
-      covered: t.covered + r.covered,
-    }),
-    { images: 0, hits: 0, falseFills: 0, covered: 0 },
-  );
-  const line = (name: string, r: typeof total) => [
-    name,
-    r.images,
-    (r.hits / r.images).toFixed(3),
-    (r.falseFills / r.images).toFixed(2),
-    pct(r.covered / r.images),
-  ];
-  console.log(`\nPlates (${detector.modelVersion}; hit = IoU >= 0.5 with the labelled box)`);
-  console.log(
-    table(
-      ['region', 'images', 'recall', 'false fills/image', 'label box filled'],
-      [...[...byRegion.entries()].map(([name, r]) => line(name, r)), line('all', total)],
-    ),
-  );
-}
-
-/** Share of the labelled box whose pixels are the fill colour after encoding. */
-async function coverage(image: Buffer, box: Box): Promise<number> {
-  const { data, info } = await sharp(image).raw().toBuffer({ resolveWithObject: true });
-  let inside = 0;
-  let filled = 0;
-  for (let y = Math.max(0, box.y); y < Math.min(info.height, box.y + box.h); y++) {
-    for (let x = Math.max(0, box.x); x < Math.min(info.width, box.x + box.w); x++) {
-      const o = (y * info.width + x) * info.channels;
-      inside++;
-      if (Math.hypot(data[o]! - FILL[0], data[o + 1]! - FILL[1], data[o + 2]! - FILL[2]) < NEAR_FILL)
-        filled++;
-    }
-  }
-  return inside > 0 ? filled / inside : 0;
-}
 
 type OperationImpl = (models: ModelCache, input: OperationInput) => Promise<OperationResult>;
 
@@ -199,7 +105,7 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   console.log(`No evaluation data at ${evalDir} (see ../shared/eval/README.md): nothing to evaluate.`);
 } else {
   const models = modelCache({});
-  await evalPlates(models);
+  await evalPlates(evalDir, models);
   await evalAnalysis(evalDir, path.join(repoRoot, 'eval-out'));
   await backgroundSheet(models);
 }

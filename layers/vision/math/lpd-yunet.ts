@@ -194,6 +194,8 @@ export interface LpdInputSizeOptions {
   readonly maxSide?: number;
   /** Both sides are rounded to a multiple of this. */
   readonly multiple?: number;
+  /** Enlarge images narrower than `targetWidth` too (a close look at a crop); never for whole photos. */
+  readonly upscale?: boolean;
 }
 
 /**
@@ -206,8 +208,12 @@ export interface LpdInputSizeOptions {
  * above) gives none, and a thin panorama or a tiny crop failed with a 500.
  */
 export function lpdInputSize(image: Size, options: LpdInputSizeOptions = {}): Size {
-  const { targetWidth = 640, maxSide = 960, multiple = 32 } = options;
-  const scale = Math.min(1, targetWidth / image.width, maxSide / Math.max(image.width, image.height));
+  const { targetWidth = 640, maxSide = 960, multiple = 32, upscale = false } = options;
+  const scale = Math.min(
+    upscale ? Number.POSITIVE_INFINITY : 1,
+    targetWidth / image.width,
+    maxSide / Math.max(image.width, image.height),
+  );
   const round = (v: number) => Math.max(64, multiple, Math.round((v * scale) / multiple) * multiple);
   return { width: round(image.width), height: round(image.height) };
 }

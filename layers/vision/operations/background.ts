@@ -66,7 +66,7 @@ export async function replaceBackground(
 
   let plates: PlateDetection[] = [];
   if (deps.detector) {
-    plates = (await deps.detector.detect(image)).filter((p) => onForeground(matte, p));
+    plates = (await deps.detector.find(image)).filter((p) => onForeground(matte, p));
     fillPlates(
       image,
       plates.map((p) => p.quad),

@@ -36,7 +36,7 @@ export async function hidePlates(
   params: HidePlatesParams,
 ): Promise<HidePlatesResult> {
   const decoded = await decodeSource(source);
-  const plates = await deps.detector.detect(decoded);
+  const plates = await deps.detector.find(decoded);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   fillPlates(
     decoded,

@@ -76,7 +76,7 @@ export async function plateMaskOperation(
 ): Promise<OperationResult> {
   const detector = await plateDetector(models);
   const image = await decodeSource(input.source);
-  const plates = await detector.detect(image);
+  const plates = await detector.find(image);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   const mask = plateMask(
     image,

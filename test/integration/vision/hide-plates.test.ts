@@ -172,7 +172,7 @@ describe.skipIf(!available)('hidePlates with LPD-YuNet on real photos (../shared
 
   it('fails with PlateNotFoundError on a photo without a plate', async () => {
     const interior = await read(NO_PLATE_PHOTO);
-    expect(await detector.detect(await decodeSource(interior))).toEqual([]);
+    expect(await detector.find(await decodeSource(interior))).toEqual([]);
     const attempt = hidePlates({ detector }, interior, {
       plateColor: '#ff00ff',
       plateSmoothing: true,
@@ -182,52 +182,48 @@ describe.skipIf(!available)('hidePlates with LPD-YuNet on real photos (../shared
     await expect(attempt).rejects.toThrow('No license plate was detected in the photo');
   });
 
-  it('measures recall over every labelled plate (printed, not asserted)', async () => {
-    const stats = new Map<
-      string,
-      { n: number; hits: number; ious: number[]; w: number[]; h: number[]; ms: number[] }
-    >();
-    for (const row of rows) {
-      const image = await decodeSource(await read(row.file));
-      const started = performance.now();
-      const plates = await detector.detect(image);
-      const ms = performance.now() - started;
-      const best = plates.reduce<{ iou: number; box?: Box }>(
-        (acc, p) => (boxIoU(p.box, row.box) > acc.iou ? { iou: boxIoU(p.box, row.box), box: p.box } : acc),
-        { iou: 0 },
-      );
-      for (const key of [row.region, 'all']) {
-        const s = stats.get(key) ?? { n: 0, hits: 0, ious: [], w: [], h: [], ms: [] };
-        s.n++;
-        if (best.iou >= 0.5) s.hits++;
-        s.ious.push(best.iou);
-        if (best.box) {
-          s.w.push(best.box.w / row.box.w);
-          s.h.push(best.box.h / row.box.h);
-        }
-        s.ms.push(ms);
-        stats.set(key, s);
+  it('answers awkward pictures with plates or PlateNotFoundError (803), and fills nothing where there is no car', async () => {
+    const row = sample[0]!;
+    const source = await read(row.file);
+    const flat = (width: number, height: number, background = '#808080') =>
+      sharp({ create: { width, height, channels: 3, background } });
+    const plateless: Record<string, Buffer> = {
+      blank: await flat(640, 480).jpeg().toBuffer(),
+      'blank white png': await flat(400, 300, '#ffffff').png().toBuffer(),
+      tiny: await sharp(source).resize(8, 8, { fit: 'fill' }).jpeg().toBuffer(),
+      'thin 2000x12': await sharp(source).resize(2000, 12, { fit: 'fill' }).jpeg().toBuffer(),
+      'thin 12x1200': await sharp(source).resize(12, 1200, { fit: 'fill' }).png().toBuffer(),
+      interior: await read(NO_PLATE_PHOTO),
+    };
+    const withPlate: Record<string, Buffer> = {
+      grey: await sharp(source).greyscale().jpeg().toBuffer(),
+      cmyk: await sharp(source).toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer(),
+      '16-bit png': await sharp(source).toColourspace('rgb16').png().toBuffer(),
+      'animated webp': await sharp([source, source], { join: { animated: true } })
+        .webp()
+        .toBuffer(),
+    };
+    // The plate is a 17th of this panorama's width, about 12 px in the whole-photo pass: whether it is
+    // found is not the point here, only that the answer is plates or a 803.
+    const panorama = await sharp(source)
+      .extend({ left: 1500, right: 1500, background: '#556655' })
+      .jpeg()
+      .toBuffer();
+    const params = { plateColor: '#ff00ff', plateSmoothing: true, plateMaskOnly: false };
+    const outcome = async (bytes: Buffer) => {
+      try {
+        return (await hidePlates({ detector }, bytes, params)).plates.length;
+      } catch (error) {
+        if (error instanceof PlateNotFoundError) return 'PlateNotFoundError';
+        throw error;
       }
+    };
+    for (const [name, bytes] of Object.entries(plateless)) {
+      expect([name, await outcome(bytes)]).toEqual([name, 'PlateNotFoundError']);
     }
-    const q = (values: number[], f: number) =>
-      [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) * f)] ?? Number.NaN;
-    console.log('LPD-YuNet at 640 px wide (no upscaling), score >= 0.3; hit = IoU(quad bbox, label) >= 0.5');
-    console.table(
-      Object.fromEntries(
-        [...stats].map(([region, s]) => [
-          region,
-          {
-            photos: s.n,
-            recall: Number((s.hits / s.n).toFixed(3)),
-            'median IoU': Number(q(s.ious, 0.5).toFixed(2)),
-            'bbox/label w': Number(q(s.w, 0.5).toFixed(2)),
-            'bbox/label h': Number(q(s.h, 0.5).toFixed(2)),
-            'detect ms p50': Math.round(q(s.ms, 0.5)),
-            'detect ms p90': Math.round(q(s.ms, 0.9)),
-          },
-        ]),
-      ),
-    );
-    expect(stats.get('all')?.n).toBe(rows.length);
+    for (const [name, bytes] of Object.entries(withPlate)) {
+      expect([name, await outcome(bytes)]).toEqual([name, expect.any(Number)]);
+    }
+    expect(['PlateNotFoundError', 1]).toContain(await outcome(panorama));
   });
 });

@@ -163,6 +163,16 @@ describe('lpdInputSize', () => {
     expect(lpdInputSize({ width: 380, height: 250 })).toEqual({ width: 384, height: 256 });
   });
 
+  it('enlarges a small crop to the target width when asked, for a close look', () => {
+    expect(lpdInputSize({ width: 120, height: 90 }, { targetWidth: 384, upscale: true })).toEqual({
+      width: 384,
+      height: 288,
+    });
+    expect(
+      lpdInputSize({ width: 120, height: 240 }, { targetWidth: 384, maxSide: 384, upscale: true }),
+    ).toEqual({ width: 192, height: 384 });
+  });
+
   it('never makes a side under 64, where the graph gives more rows than the priors', () => {
     expect(lpdInputSize({ width: 20, height: 10 })).toEqual({ width: 64, height: 64 });
     expect(lpdInputSize({ width: 1200, height: 40 })).toEqual({ width: 640, height: 64 });

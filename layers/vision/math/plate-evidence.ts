@@ -1,0 +1,110 @@
+/**
+ * Which LPD-YuNet detections are filled as plates. One pass over the whole photo at 640 px wide misses
+ * small plates (a 60 px US plate in a 1280 px photo is 30 px at that size and scores 0.1-0.3) and takes
+ * text, signs and stickers for plates. So the whole-photo pass only proposes places, at a low score, and
+ * each place gets a close look: the detector again on a crop around it, enlarged to `LOOK_WIDTH`, once
+ * as it is and once mirrored. A plate scores well in all three looks; a sign or a sticker seldom does in
+ * all of them. The fill follows the close look's quad, measured at several times the resolution.
+ */
+import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
+
+/** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
+export const PROPOSAL_FLOOR = 0.05;
+/** At most this many close looks per photo (each costs about 35 ms on one core). */
+export const MAX_PROPOSALS = 5;
+/** The crop is this many plate widths wide (a plate's width taken as at least twice its height). */
+export const LOOK_CONTEXT = 3;
+/** The crop is scaled, up or down, to this width for the close look. */
+export const LOOK_WIDTH = 384;
+
+/** One proposal with its three scores; `quad` is the close look's when it found the plate again. */
+export interface PlateCandidate {
+  readonly quad: Quad;
+  readonly box: Box;
+  /** Score of the whole-photo pass, of the close look, of the mirrored close look (0: not found again). */
+  readonly scores: readonly [number, number, number];
+}
+
+export interface PlateRule {
+  /** Geometric mean of the three scores at or above which a candidate is a plate. */
+  readonly threshold: number;
+  /**
+   * Boxes narrower than this many times their height are not filled: wheel rims and badges are
+   * near-square. No plate standard is under 1.9:1 (US 2:1, EU 4.7:1, BR 3.1:1), but a US plate seen
+   * from above and rolled a little has a box of 1.4:1, so the bound stays well below the standards.
+   */
+  readonly minAspect: number;
+  /**
+   * Share of the box's height (or width) that may lie outside the photo. Past it, the candidate is
+   * mostly a guess about what is beyond the frame: signs cut by the top edge, timestamps in a corner.
+   */
+  readonly maxOutside: number;
+}
+
+/**
+ * Chosen by grouped 5-fold cross-validation on ../shared/eval/plates (test/eval/plates.ts): the rule
+ * with the highest mean recall over the regions on four folds whose worst region fills at most 0.02
+ * non-plates per photo there, then judged on the fifth. Every fold chose this rule; see docs/quality.md.
+ */
+export const PLATE_RULE: PlateRule = { threshold: 0.4, minAspect: 1.2, maxOutside: 0.25 };
+
+/** Where the close look at a proposal crops, in source pixels (clipped to the photo by the detector). */
+export function lookRegion(box: Box): Box {
+  const w = LOOK_CONTEXT * Math.max(box.w, 2 * box.h);
+  const h = w * 0.75;
+  return { x: box.x + box.w / 2 - w / 2, y: box.y + box.h / 2 - h / 2, w, h };
+}
+
+/** The detection of a close look that is the proposal found again: overlapping it, best score. */
+export function sameDetection<T extends { box: Box; score: number }>(
+  proposal: Box,
+  found: readonly T[],
+): T | undefined {
+  let best: T | undefined;
+  for (const f of found) if (boxIoU(f.box, proposal) >= 0.3 && (!best || f.score > best.score)) best = f;
+  return best;
+}
+
+/**
+ * Whether a candidate with these scores so far can still reach `threshold` (the looks not taken yet
+ * counted as 1): a look that cannot change the decision is not taken. Unlooked scores stay 0.
+ */
+export function mayReach(known: readonly number[], threshold: number): boolean {
+  return known.reduce((p, s) => p * s, 1) >= threshold ** 3;
+}
+
+export function plateScore(candidate: PlateCandidate): number {
+  const [a, b, c] = candidate.scores;
+  return Math.cbrt(a * b * c);
+}
+
+/** Share of the box outside the photo, along the axis where it is largest. */
+export function outsideShare(box: Box, image: Size): number {
+  const outX = Math.max(0, -box.x) + Math.max(0, box.x + box.w - image.width);
+  const outY = Math.max(0, -box.y) + Math.max(0, box.y + box.h - image.height);
+  return Math.max(box.w > 0 ? outX / box.w : 1, box.h > 0 ? outY / box.h : 1);
+}
+
+export function isPlate(candidate: PlateCandidate, image: Size, rule: PlateRule = PLATE_RULE): boolean {
+  const { box } = candidate;
+  return (
+    plateScore(candidate) >= rule.threshold &&
+    box.h > 0 &&
+    box.w / box.h >= rule.minAspect &&
+    outsideShare(box, image) <= rule.maxOutside
+  );
+}
+
+/** The candidates that pass `rule`, best first, overlapping ones merged into the best. */
+export function selectPlates<T extends PlateCandidate>(
+  candidates: readonly T[],
+  image: Size,
+  rule: PlateRule = PLATE_RULE,
+): T[] {
+  const kept: T[] = [];
+  const sorted = candidates
+    .filter((c) => isPlate(c, image, rule))
+    .sort((a, b) => plateScore(b) - plateScore(a));
+  for (const c of sorted) if (kept.every((k) => boxIoU(k.box, c.box) <= 0.3)) kept.push(c);
+  return kept;
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import type { Box, Quad } from '#vision/math/geometry.ts';
+import {
+  isPlate,
+  lookRegion,
+  mayReach,
+  outsideShare,
+  PLATE_RULE,
+  type PlateCandidate,
+  plateScore,
+  sameDetection,
+  selectPlates,
+} from '#vision/math/plate-evidence.ts';
+
+const photo = { width: 1280, height: 720 };
+
+function candidate(box: Box, scores: [number, number, number]): PlateCandidate {
+  const { x, y, w, h } = box;
+  const quad: Quad = [
+    { x, y },
+    { x: x + w, y },
+    { x: x + w, y: y + h },
+    { x, y: y + h },
+  ];
+  return { quad, box, scores };
+}
+
+describe('plate evidence', () => {
+  it('scores a candidate by the geometric mean of its three looks, so one blind look sinks it', () => {
+    expect(plateScore(candidate({ x: 0, y: 0, w: 100, h: 25 }, [0.8, 0.8, 0.8]))).toBeCloseTo(0.8);
+    expect(plateScore(candidate({ x: 0, y: 0, w: 100, h: 25 }, [0.9, 0.9, 0]))).toBe(0);
+    // A small plate the whole-photo pass barely saw, found clearly up close: filled.
+    const small = candidate({ x: 600, y: 500, w: 60, h: 30 }, [0.08, 0.99, 0.95]);
+    expect(isPlate(small, photo)).toBe(true);
+  });
+
+  it('does not fill a near-square shape, whatever its scores (a wheel rim, a badge)', () => {
+    const rim = candidate({ x: 200, y: 500, w: 80, h: 80 }, [0.9, 0.9, 0.9]);
+    const plate = candidate({ x: 200, y: 500, w: 120, h: 60 }, [0.9, 0.9, 0.9]);
+    expect(isPlate(rim, photo)).toBe(false);
+    expect(isPlate(plate, photo)).toBe(true);
+  });
+
+  it('does not fill a box that lies mostly beyond the frame (a sign cut by the top edge)', () => {
+    const sign = { x: 985, y: -18, w: 111, h: 45 };
+    expect(outsideShare(sign, photo)).toBeCloseTo(0.4);
+    expect(isPlate(candidate(sign, [0.8, 0.7, 0.7]), photo)).toBe(false);
+    const touching = { x: 1200, y: 600, w: 84, h: 30 };
+    expect(isPlate(candidate(touching, [0.8, 0.7, 0.7]), photo)).toBe(true);
+  });
+
+  it('keeps the best of overlapping candidates and every separate plate, best first', () => {
+    const a = candidate({ x: 100, y: 100, w: 100, h: 30 }, [0.6, 0.6, 0.6]);
+    const a2 = candidate({ x: 105, y: 102, w: 100, h: 30 }, [0.9, 0.9, 0.9]);
+    const b = candidate({ x: 800, y: 400, w: 100, h: 30 }, [0.7, 0.7, 0.7]);
+    const weak = candidate({ x: 500, y: 400, w: 100, h: 30 }, [0.3, 0.3, 0.3]);
+    expect(selectPlates([a, b, weak, a2], photo)).toEqual([a2, b]);
+    expect(selectPlates([weak], photo, { ...PLATE_RULE, threshold: 0.25 })).toEqual([weak]);
+  });
+
+  it('looks around a proposal at three plate widths, a thin box counted as twice its height wide', () => {
+    expect(lookRegion({ x: 100, y: 100, w: 100, h: 25 })).toEqual({ x: 0, y: 0, w: 300, h: 225 });
+    expect(lookRegion({ x: 100, y: 100, w: 40, h: 40 }).w).toBe(240);
+  });
+
+  it('finds the proposal again among the close look detections only where they overlap', () => {
+    const proposal = { x: 100, y: 100, w: 100, h: 30 };
+    const near = { box: { x: 104, y: 98, w: 96, h: 34 }, score: 0.7 };
+    const elsewhere = { box: { x: 300, y: 100, w: 100, h: 30 }, score: 0.99 };
+    expect(sameDetection(proposal, [elsewhere, near])).toBe(near);
+    expect(sameDetection(proposal, [elsewhere])).toBeUndefined();
+  });
+});
+
+describe('mayReach', () => {
+  it('takes a further look only while the candidate can still pass the threshold', () => {
+    expect(mayReach([0.31], 0.4)).toBe(true);
+    expect(mayReach([0.05], 0.4)).toBe(false);
+    expect(mayReach([0.31, 0.1], 0.4)).toBe(false);
+    expect(mayReach([0.31, 0.9], 0.4)).toBe(true);
+  });
+});
