@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { errorNames } from '../layers/core/error-names.ts';
-import { STORAGE_PREFIXES } from '../layers/core/storage-layout.ts';
+import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
 
 /** Absolute path of the repository root; handler paths below are relative to it. */
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -149,7 +149,8 @@ export const handlerMetadataKey = 'photo-jobs:handler';
 export const table = {
   partitionKey: 'pk',
   sortKey: 'sk',
-  gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  gsi1: TABLE_INDEXES.gsi1,
+  active: TABLE_INDEXES.active,
   ttlAttribute: 'ttl',
 } as const;
 

@@ -424,19 +424,67 @@ export async function startLocalDynamo(opts: {
 
   try {
     for (const table of opts.tables) {
-      await call('CreateTable', table).catch((err: unknown) => {
-        // Already there from an earlier run with the same dataDir.
-        if (!(err instanceof DynamoError && err.body.__type.endsWith('#ResourceInUseException'))) throw err;
-      });
+      const existed = await call('CreateTable', table).then(
+        () => false,
+        (err: unknown) => {
+          // Already there from an earlier run with the same dataDir.
+          if (!(err instanceof DynamoError && err.body.__type.endsWith('#ResourceInUseException'))) throw err;
+          return true;
+        },
+      );
       await untilActive(() =>
         call<{ Table: { TableStatus: string } }>('DescribeTable', { TableName: table.TableName }),
       );
+      if (existed) await addMissingIndexes(table);
     }
   } catch (err) {
     await close(); // a bad table definition must not leave two servers listening
     throw err;
   }
   return { endpoint, close };
+
+  /**
+   * A table kept from an earlier run that lacks an index the template now declares gets it, as
+   * CloudFormation adds an index to a deployed table. dynalite cannot add an index to a table, so the
+   * table is recreated with the template's definition and its items are written back (local data is small).
+   */
+  async function addMissingIndexes(table: CreateTableCommandInput): Promise<void> {
+    const { Table } = await call<{ Table: { GlobalSecondaryIndexes?: { IndexName: string }[] } }>(
+      'DescribeTable',
+      { TableName: table.TableName },
+    );
+    const present = new Set((Table.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+    if ((table.GlobalSecondaryIndexes ?? []).every((index) => present.has(index.IndexName!))) return;
+    const items: Record<string, unknown>[] = [];
+    let start: unknown;
+    do {
+      const page = await call<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: unknown }>('Scan', {
+        TableName: table.TableName,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      });
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    await call('DeleteTable', { TableName: table.TableName });
+    // The table leaves on dynalite's next tick; until then a CreateTable of the same name is refused.
+    for (;;) {
+      const gone = await call('DescribeTable', { TableName: table.TableName }).then(
+        () => false,
+        (err: unknown) => {
+          if (err instanceof DynamoError && err.body.__type.endsWith('#ResourceNotFoundException'))
+            return true;
+          throw err;
+        },
+      );
+      if (gone) break;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await call('CreateTable', table);
+    await untilActive(() =>
+      call<{ Table: { TableStatus: string } }>('DescribeTable', { TableName: table.TableName }),
+    );
+    for (const item of items) await call('PutItem', { TableName: table.TableName, Item: item });
+  }
 
   function checkCount(n: number) {
     if (n < 1 || n > MAX_TRANSACT_ITEMS) {

@@ -1,44 +1,51 @@
-import { type AttributeValue, type DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, QueryCommand } from '@aws-sdk/client-dynamodb';
 import type { Batch } from '#core/batches/batch.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { ActiveWork } from '#core/ports.ts';
-import { doc, type Item } from './dynamodb-items.ts';
+import { TABLE_INDEXES } from '#core/storage-layout.ts';
+import { ACTIVE_STATUSES, type ActiveKind, activePartition, doc, type Item } from './dynamodb-items.ts';
 
 /**
- * Jobs and batches not yet at their end, by a filtered Scan of the table. A scan reads every record, so
- * its cost grows with the table: fine for the sweeper's schedule (every 5 minutes) on tables of some
- * hundred thousand records; past that a sparse index of unfinished work is the better tool
- * (docs/runbook.md, Stuck work).
+ * Jobs and batches not yet at their end, read from the sparse `active` index: one Query per shard, so the
+ * cost follows the unfinished work, not the size of the table, and no role needs `dynamodb:Scan`.
+ * An index is eventually consistent: a record that has just ended may still be listed for a moment. The
+ * sweeper acts only past deadlines of minutes and re-reads each job before moving it, so that is harmless;
+ * the status is checked here again all the same.
  */
 export function dynamodbActiveWork(client: DynamoDBClient, table: string): ActiveWork {
-  async function scan<T>(sk: string, statuses: string[]): Promise<T[]> {
+  const { name, partitionKey, shards } = TABLE_INDEXES.active;
+
+  async function shard<T>(kind: ActiveKind, index: number): Promise<T[]> {
     const found: T[] = [];
-    const values: Record<string, AttributeValue> = { ':sk': { S: sk } };
-    statuses.forEach((status, i) => {
-      values[`:s${i}`] = { S: status };
-    });
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await client.send(
-        new ScanCommand({
+        new QueryCommand({
           TableName: table,
-          FilterExpression: `sk = :sk AND #status IN (${statuses.map((_, i) => `:s${i}`).join(', ')})`,
-          ExpressionAttributeNames: { '#status': 'status' },
-          ExpressionAttributeValues: values,
+          IndexName: name,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': partitionKey },
+          ExpressionAttributeValues: { ':pk': { S: activePartition(kind, index) } },
           ExclusiveStartKey: start,
-          ConsistentRead: true,
         }),
       );
       for (const item of page.Items ?? []) {
-        const record = doc<T>(item as Item);
-        if (record) found.push(record);
+        const record = doc<T & { status: string }>(item as Item);
+        if (record && (ACTIVE_STATUSES[kind] as readonly string[]).includes(record.status))
+          found.push(record);
       }
       start = page.LastEvaluatedKey;
     } while (start);
     return found;
   }
+
+  async function all<T>(kind: ActiveKind): Promise<T[]> {
+    const perShard = await Promise.all(Array.from({ length: shards }, (_, index) => shard<T>(kind, index)));
+    return perShard.flat();
+  }
+
   return {
-    activeJobs: () => scan<Job>('JOB', ['queued', 'processing']),
-    activeBatches: () => scan<Batch>('BATCH', ['unpacking', 'processing']),
+    activeJobs: () => all<Job>('JOB'),
+    activeBatches: () => all<Batch>('BATCH'),
   };
 }

@@ -11,7 +11,7 @@ import {
 import type { Batch, BatchItem } from '#core/batches/batch.ts';
 import { TransientError } from '#core/errors.ts';
 import type { BatchRepository } from '#core/ports.ts';
-import { doc, type Item, keys, transactWrite } from './dynamodb-items.ts';
+import { activeWorkKeys, doc, type Item, keys, transactWrite } from './dynamodb-items.ts';
 import { jobItem, movementWrites, reservationRefused } from './dynamodb-jobs.ts';
 
 const BATCH_WRITE_SIZE = 25;
@@ -19,6 +19,7 @@ const BATCH_WRITE_ATTEMPTS = 8;
 
 const batchRecord = (batch: Batch): Item => ({
   ...keys.batch(batch.id),
+  ...activeWorkKeys('BATCH', batch),
   status: { S: batch.status },
   version: { N: String(batch.version) },
   doc: { S: JSON.stringify(batch) },

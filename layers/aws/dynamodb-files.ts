@@ -11,6 +11,7 @@ import type { Asset } from '#core/files/asset.ts';
 import { assetForgottenAt } from '#core/files/assets.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
+import { TABLE_INDEXES } from '#core/storage-layout.ts';
 import { doc, epochSeconds, type Item, isExpired, num, seqSortKey } from './dynamodb-items.ts';
 
 /**
@@ -18,7 +19,7 @@ import { doc, epochSeconds, type Item, isExpired, num, seqSortKey } from './dyna
  * (`FILES#<owner>`) and one in the global listing (`FILES`) that the master key reads, because an
  * item sits in one index partition only. Both sort by the zero-padded file id.
  */
-const INDEX = 'gsi1';
+const INDEX = TABLE_INDEXES.gsi1.name;
 const GLOBAL_LISTING = 'FILES';
 const ownerListing = (ownerId: string): string => `FILES#${ownerId}`;
 

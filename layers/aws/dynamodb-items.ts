@@ -5,6 +5,7 @@ import {
   type TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
+import { TABLE_INDEXES } from '#core/storage-layout.ts';
 
 /** Single-table key layout. Documents are stored as JSON next to the few attributes that are indexed or updated in place. */
 export const keys = {
@@ -29,6 +30,38 @@ export const ownerPartition = (ownerId: string): string => `OWNER#${ownerId}`;
 export const seqSortKey = (seq: number): string => seq.toString().padStart(20, '0');
 
 export type Item = Record<string, AttributeValue>;
+
+/** The statuses in which a job or a batch is not yet at its end, and so is watched by the sweeper. */
+export const ACTIVE_STATUSES = {
+  JOB: ['queued', 'processing'],
+  BATCH: ['unpacking', 'processing'],
+} as const satisfies Record<string, readonly string[]>;
+export type ActiveKind = keyof typeof ACTIVE_STATUSES;
+
+/** The shard of the `active` index a record lives in: a stable hash of its id. */
+export function activeShard(id: string): number {
+  let hash = 0;
+  for (let i = 0; i < id.length; i++) hash = (hash * 31 + id.charCodeAt(i)) >>> 0;
+  return hash % TABLE_INDEXES.active.shards;
+}
+
+export const activePartition = (kind: ActiveKind, shard: number): string => `ACTIVE#${kind}#${shard}`;
+
+/**
+ * The keys of the sparse `active` index for a record written whole: present while the job or batch is
+ * unfinished, absent once it ends (the Put without them drops it from the index).
+ */
+export function activeWorkKeys(
+  kind: ActiveKind,
+  record: { id: string; status: string; createdAt: string },
+): Item {
+  if (!(ACTIVE_STATUSES[kind] as readonly string[]).includes(record.status)) return {};
+  const { partitionKey, sortKey } = TABLE_INDEXES.active;
+  return {
+    [partitionKey]: { S: activePartition(kind, activeShard(record.id)) },
+    [sortKey]: { S: `${record.createdAt}#${record.id}` },
+  };
+}
 
 export const num = (item: Item | undefined, name: string): number => Number(item?.[name]?.N ?? '0');
 export const str = (item: Item | undefined, name: string): string | undefined => item?.[name]?.S;

@@ -9,7 +9,9 @@ import { InsufficientCreditsError, TooManyRequestsError } from '#core/errors.ts'
 import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { CreditMovement, IdempotencyClaim, JobRepository } from '#core/ports.ts';
+import { TABLE_INDEXES } from '#core/storage-layout.ts';
 import {
+  activeWorkKeys,
   doc,
   epochSeconds,
   type Item,
@@ -28,6 +30,7 @@ export function jobItem(job: Job): Item {
     ...keys.job(job.id),
     gsi1pk: { S: ownerPartition(job.ownerId) },
     gsi1sk: { S: seqSortKey(job.seq) },
+    ...activeWorkKeys('JOB', job),
     status: { S: job.status },
     version: { N: String(job.version) },
     doc: { S: JSON.stringify(job) },
@@ -175,7 +178,7 @@ export function dynamodbJobs(
       const jobs: Job[] = [];
       const input: QueryCommandInput = {
         TableName: table,
-        IndexName: 'gsi1',
+        IndexName: TABLE_INDEXES.gsi1.name,
         KeyConditionExpression: page.before ? 'gsi1pk = :owner AND gsi1sk < :before' : 'gsi1pk = :owner',
         ExpressionAttributeValues: {
           ':owner': { S: ownerPartition(ownerId) },

@@ -40,3 +40,13 @@ export const storageKeys = {
   upload: (uploadId: string, extension: string) => `${uploads.prefix}${uploadId}/upload.${extension}`,
   cachePrefix: cache.prefix,
 } as const;
+
+/**
+ * The table's secondary indexes, read by the CDK app for the table and its IAM scopes and by the adapters
+ * for their queries. `active` is sparse: only a job or batch not yet at its end carries its keys, spread
+ * over `shards` partitions so that a busy hour of job writes is not one hot index partition.
+ */
+export const TABLE_INDEXES = {
+  gsi1: { name: 'gsi1', partitionKey: 'gsi1pk', sortKey: 'gsi1sk' },
+  active: { name: 'active', partitionKey: 'active_pk', sortKey: 'active_sk', shards: 8 },
+} as const;

@@ -38,6 +38,13 @@ export class PhotoJobsData extends Construct {
       sortKey: { name: tableConfig.gsi1.sortKey, type: dynamodb.AttributeType.STRING },
       projectionType: dynamodb.ProjectionType.ALL,
     });
+    // The sweeper's view of unfinished work: a Query per shard instead of a Scan of the whole table.
+    this.table.addGlobalSecondaryIndex({
+      indexName: tableConfig.active.name,
+      partitionKey: { name: tableConfig.active.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: tableConfig.active.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
 
     this.bucket = new s3.Bucket(this, 'Bucket', {
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

@@ -53,7 +53,8 @@ export interface ApiThrottle {
 export interface PhotoJobsProps {
   /**
    * Reuse a table instead of creating one. It must have the key schema of `PhotoJobsData`: string `pk`
-   * and `sk`, the index `gsi1` (`gsi1pk`, `gsi1sk`, all attributes) and TTL on `ttl`.
+   * and `sk`, the indexes `gsi1` (`gsi1pk`, `gsi1sk`) and `active` (`active_pk`, `active_sk`), both with all
+   * attributes, and TTL on `ttl`.
    */
   existingTable?: dynamodb.ITable;
   /** Reuse a bucket instead of creating one; the service keeps its objects under its own prefixes. */
@@ -321,6 +322,13 @@ export class PhotoJobs extends Construct {
         { STATE_MACHINE_ARN: stateMachineArn, ARCHIVE_STATE_MACHINE_ARN: archiveStateMachineArn },
         sweeper,
         'Scheduled',
+      );
+      // The sweeper alone reads the index of unfinished work; no role may Scan the table.
+      sweep.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['dynamodb:Query'],
+          resources: [`${table.tableArn}/index/${tableConfig.active.name}`],
+        }),
       );
       const { rule } = new StuckWorkSweeper(this, 'StuckWorkSweeper', {
         sweep,

@@ -6,7 +6,7 @@ import { resourcesOfType, synthesize } from './templates.ts';
 const { data, dataJson } = synthesize();
 
 describe('DataStack table', () => {
-  it('is one on-demand table keyed by pk/sk with gsi1 projecting everything', () => {
+  it('is one on-demand table keyed by pk/sk with gsi1 and the sparse active index projecting everything', () => {
     data.resourceCountIs('AWS::DynamoDB::Table', 1);
     data.hasResourceProperties('AWS::DynamoDB::Table', {
       BillingMode: 'PAY_PER_REQUEST',
@@ -19,6 +19,8 @@ describe('DataStack table', () => {
         { AttributeName: 'sk', AttributeType: 'S' },
         { AttributeName: 'gsi1pk', AttributeType: 'S' },
         { AttributeName: 'gsi1sk', AttributeType: 'S' },
+        { AttributeName: 'active_pk', AttributeType: 'S' },
+        { AttributeName: 'active_sk', AttributeType: 'S' },
       ]),
       GlobalSecondaryIndexes: [
         {
@@ -26,6 +28,14 @@ describe('DataStack table', () => {
           KeySchema: [
             { AttributeName: 'gsi1pk', KeyType: 'HASH' },
             { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'active',
+          KeySchema: [
+            { AttributeName: 'active_pk', KeyType: 'HASH' },
+            { AttributeName: 'active_sk', KeyType: 'RANGE' },
           ],
           Projection: { ProjectionType: 'ALL' },
         },

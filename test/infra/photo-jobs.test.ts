@@ -15,7 +15,13 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { createApp } from '../../lib/app.ts';
-import { handlerMetadataKey, inference, sweeper, workflowHandlers } from '../../lib/config.ts';
+import {
+  handlerMetadataKey,
+  inference,
+  sweeper,
+  table as tableConfig,
+  workflowHandlers,
+} from '../../lib/config.ts';
 import { MasterKey, PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
 import { type Resource, resourcesOfType } from './templates.ts';
 
@@ -189,6 +195,17 @@ describe('PhotoJobs with defaults', () => {
         );
       },
     );
+
+    it('only the sweeper reads the index of unfinished work, and only by Query', () => {
+      const readers = functionsOf(json).flatMap(([, fn]) =>
+        statementsOfRole(json, roleIdOf(fn))
+          .filter((statement) =>
+            JSON.stringify(statement.Resource).includes(`/index/${tableConfig.active.name}`),
+          )
+          .map((statement) => [String(fn.Metadata?.[handlerMetadataKey]), statement.Action]),
+      );
+      expect(readers).toEqual([[sweeper.handler, 'dynamodb:Query']]);
+    });
 
     it('the archive task reads uploads, batches and results, and writes only under batches/', () => {
       const statements = statementsOfRole(json, roleIdOf(functionFor(json, workflowHandlers.batchArchive)));

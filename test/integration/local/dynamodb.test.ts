@@ -341,4 +341,61 @@ describe('startLocalDynamo (dataDir)', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('adds an index the template gained to a table kept from an earlier run, items and all', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'local-dynamo-'));
+    const events = tables[1]!;
+    const withIndex: CreateTableCommandInput = {
+      ...events,
+      AttributeDefinitions: [...events.AttributeDefinitions!, { AttributeName: 'open', AttributeType: 'S' }],
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'open',
+          KeySchema: [{ AttributeName: 'open', KeyType: 'HASH' }],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+    };
+    try {
+      const first = await startLocalDynamo({ dataDir, tables });
+      const db1 = clientFor(first.endpoint);
+      for (const [sk, open] of [
+        ['e1', 'yes'],
+        ['e2', undefined],
+      ] as const)
+        await db1.send(
+          new PutItemCommand({
+            TableName: 'events',
+            Item: { pk: { S: 'a' }, sk: { S: sk }, ...(open ? { open: { S: open } } : {}) },
+          }),
+        );
+      db1.destroy();
+      await first.close();
+
+      const second = await startLocalDynamo({ dataDir, tables: [tables[0]!, withIndex] });
+      const db2 = clientFor(second.endpoint);
+      const indexed = await db2.send(
+        new QueryCommand({
+          TableName: 'events',
+          IndexName: 'open',
+          KeyConditionExpression: '#o = :yes',
+          ExpressionAttributeNames: { '#o': 'open' },
+          ExpressionAttributeValues: { ':yes': { S: 'yes' } },
+        }),
+      );
+      const all = await db2.send(
+        new QueryCommand({
+          TableName: 'events',
+          KeyConditionExpression: 'pk = :a',
+          ExpressionAttributeValues: { ':a': { S: 'a' } },
+        }),
+      );
+      db2.destroy();
+      await second.close();
+      expect(indexed.Items?.map((item) => item.sk?.S)).toEqual(['e1']);
+      expect(all.Items?.map((item) => item.sk?.S)).toEqual(['e1', 'e2']);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  });
 });
