@@ -1,6 +1,8 @@
 /**
  * `npm run cli -- <command>`: `keys …` manages keys against the same data as `npm start` (same DATA_DIR):
- * while the server runs the CLI talks to its DynamoDB endpoint, otherwise it opens the data itself.
+ * while the server runs the CLI talks to its DynamoDB endpoint, otherwise it opens the data itself. With
+ * `--table` and `--bucket` it manages the keys of a deployment instead, through the AWS credentials and
+ * region of the environment (the same adapters the deployed functions use).
  * `jobs …` and `batches …` are clients of a running service over HTTP (client/cli.ts).
  */
 import { readFile } from 'node:fs/promises';
@@ -18,6 +20,8 @@ const USAGE = `Usage:
   npm run cli -- keys defaults <API_KEY> [defaults…] [--json]
   npm run cli -- keys show <API_KEY> [--json]
   npm run cli -- keys rotate-webhook-secret <API_KEY> [--json]
+  add --table NAME --bucket NAME (PhotoJobsData's TableName and BucketName outputs) to manage the keys of a
+  deployment with the AWS credentials and region of the environment, instead of the local data
   npm run cli -- jobs create|get …, batches create|get …   (npm run cli -- jobs --help)
 
 defaults: --background studio|warm|graphite|showroom  --plate-color '#RRGGBB'|black|white|graphite
@@ -40,6 +44,8 @@ const { values, positionals } = parseArgs({
     'plate-mask-only': { type: 'string' },
     'background-file': { type: 'string' },
     webhook: { type: 'string' },
+    table: { type: 'string' },
+    bucket: { type: 'string' },
     json: { type: 'boolean', default: false },
     help: { type: 'boolean', default: false },
   },
@@ -72,9 +78,13 @@ const [group, command, argument] = positionals;
 if (values.help || group !== 'keys' || !command)
   fail(group ? `unknown command: ${positionals.join(' ')}` : '');
 
-const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
-const { openLocalData } = await import('../local/data.ts');
-const data = await openLocalData(dataDir);
+if ((values.table === undefined) !== (values.bucket === undefined))
+  fail('--table and --bucket go together: both name the deployment, or neither (the local data)');
+const deployed = values.table !== undefined && values.bucket !== undefined;
+if (deployed) Object.assign(process.env, { TABLE_NAME: values.table, BUCKET_NAME: values.bucket });
+const data = deployed
+  ? { close: async () => undefined }
+  : await (await import('../local/data.ts')).openLocalData(path.resolve(process.env.DATA_DIR ?? '.data'));
 try {
   const { deps } = await import('#aws/wiring.ts');
   const d = deps();
