@@ -1,0 +1,286 @@
+/**
+ * Keeping only the car a photo is about in a segmenter's matte. ISNet cuts out every salient object, so a
+ * neighbouring parked car, a sign or a faint smudge beside the roof line comes out as foreground; a dealer
+ * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
+ */
+import type { Box, Size } from '#vision/math/geometry.ts';
+import { FOREGROUND, type Matte } from '#vision/math/matte.ts';
+
+/**
+ * The main car among vehicle boxes: the largest and most central. sqrt(area) so that a car twice as wide
+ * wins over one beside it; the centre weight falls to half at a corner of the frame, so a large car cut by
+ * the frame's edge loses only to a comparable one in the middle. Null when there is none.
+ */
+export function mainCarBox(boxes: readonly Box[], image: Size): Box | null {
+  let best: Box | null = null;
+  let bestRank = 0;
+  const half = { x: image.width / 2, y: image.height / 2 };
+  for (const box of boxes) {
+    if (!(box.w > 0 && box.h > 0)) continue;
+    const dx = (box.x + box.w / 2 - half.x) / half.x;
+    const dy = (box.y + box.h / 2 - half.y) / half.y;
+    const offCentre = Math.min(1, Math.hypot(dx, dy) / Math.SQRT2);
+    const rank = Math.sqrt(box.w * box.h) * (1 - 0.5 * offCentre);
+    if (rank > bestRank) {
+      best = box;
+      bestRank = rank;
+    }
+  }
+  return best;
+}
+
+/** `box` grown by `share` of its width and height on every side, clamped to the image, in whole pixels. */
+export function expandBox(box: Box, share: number, image: Size): Box {
+  const x0 = Math.max(0, Math.floor(box.x - share * box.w));
+  const y0 = Math.max(0, Math.floor(box.y - share * box.h));
+  const x1 = Math.min(image.width, Math.ceil(box.x + box.w + share * box.w));
+  const y1 = Math.min(image.height, Math.ceil(box.y + box.h + share * box.h));
+  return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
+}
+
+export interface MainSubjectOptions {
+  /**
+   * Share of the main box's size by which it is grown before deciding what touches it: NanoDet's box is
+   * often a few pixels inside the mirrors, the bumper's corners or the tyres.
+   */
+  readonly touchMargin?: number;
+  /**
+   * Nothing of the car reaches further than this share of its box outside the box: pixels beyond are
+   * another object joined to the car (a car behind it that NanoDet missed, a wall, a person leaning on it).
+   * Wide enough for a roof antenna, a roof box or an open door.
+   */
+  readonly reach?: number;
+  /**
+   * Soft (below FOREGROUND) pixels further than this from the kept car, in pixels, are cleared: the edge's
+   * ramp is a few pixels wide, a ghost smudge is not part of it. Null: 3 pixels per 1024 of the longer side,
+   * the upscaled ramp of ISNet's 1024-pixel output.
+   */
+  readonly haloRadius?: number | null;
+}
+
+export interface MainSubjectResult {
+  /** Pixels (any alpha above 0) cleared as belonging to another car or lying beyond `reach`. */
+  readonly otherObjects: number;
+  /** Foreground pixels in components that do not touch the main car. */
+  readonly islands: number;
+  /** Soft pixels cleared away from the car's edge. */
+  readonly halo: number;
+}
+
+/**
+ * Reduces `matte` in place to the main car:
+ * 1. Pixels inside another car's box but outside the main box (grown by `touchMargin`) and pixels further
+ *    than `reach` outside the main box are cleared.
+ * 2. Of the foreground (alpha >= FOREGROUND), only the 8-connected components touching the grown main box
+ *    stay: the body with its wheels, mirrors and antennas, which are joined to it or adjacent to its box.
+ * 3. Soft pixels stay only within `haloRadius` of what stayed: the anti-aliased edge, not a haze or a ghost.
+ * Memory: one byte a pixel for the kept set and one for the distance, so it runs at the photo's size.
+ */
+export function keepMainSubject(
+  matte: Matte,
+  main: Box,
+  others: readonly Box[],
+  options: MainSubjectOptions = {},
+): MainSubjectResult {
+  const { width, height, alpha } = matte;
+  const { touchMargin = 0.04, reach = 0.2 } = options;
+  const haloRadius = options.haloRadius ?? Math.max(2, Math.round((3 * Math.max(width, height)) / 1024));
+  const size = { width, height };
+  const touch = expandBox(main, touchMargin, size);
+  const limit = expandBox(main, reach, size);
+
+  let otherObjects = 0;
+  const clear = (x0: number, y0: number, x1: number, y1: number, skip: Box | null) => {
+    for (let y = Math.max(0, y0); y < Math.min(height, y1); y++) {
+      for (let x = Math.max(0, x0); x < Math.min(width, x1); x++) {
+        if (skip && inside(skip, x, y)) continue;
+        const i = y * width + x;
+        if (alpha[i] !== 0) {
+          alpha[i] = 0;
+          otherObjects++;
+        }
+      }
+    }
+  };
+  // Beyond reach: the four bands around the limit box.
+  clear(0, 0, width, limit.y, null);
+  clear(0, limit.y + limit.h, width, height, null);
+  clear(0, limit.y, limit.x, limit.y + limit.h, null);
+  clear(limit.x + limit.w, limit.y, width, limit.y + limit.h, null);
+  for (const other of others) {
+    if (other === main) continue;
+    clear(
+      Math.floor(other.x),
+      Math.floor(other.y),
+      Math.ceil(other.x + other.w),
+      Math.ceil(other.y + other.h),
+      touch,
+    );
+  }
+
+  const kept = floodFromBox(matte, touch);
+  let islands = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    if (alpha[i]! >= FOREGROUND && kept[i] === 0) {
+      alpha[i] = 0;
+      islands++;
+    }
+  }
+
+  // Chamfer distance (3-4 weights, saturating at 255) from the kept pixels, reusing `kept` as its buffer.
+  const distance = kept;
+  for (let i = 0; i < distance.length; i++) distance[i] = distance[i] ? 0 : 255;
+  chamfer(distance, width, height);
+  const far = 3 * haloRadius;
+  let halo = 0;
+  for (let i = 0; i < alpha.length; i++) {
+    const a = alpha[i]!;
+    if (a !== 0 && a < FOREGROUND && distance[i]! > far) {
+      alpha[i] = 0;
+      halo++;
+    }
+  }
+  return { otherObjects, islands, halo };
+}
+
+const inside = (b: Box, x: number, y: number) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h;
+
+/**
+ * 1 for every foreground pixel 8-connected to a foreground pixel inside `seedBox`, else 0. A scanline
+ * fill: its stack holds run starts, about the outline's length, never a pixel each.
+ */
+function floodFromBox(matte: Matte, seedBox: Box): Uint8Array {
+  const { width, height, alpha } = matte;
+  const kept = new Uint8Array(width * height);
+  const solid = (x: number, y: number) => alpha[y * width + x]! >= FOREGROUND;
+  const stack: number[] = [];
+  const fill = (sx: number, sy: number) => {
+    stack.push(sx, sy);
+    while (stack.length > 0) {
+      const y = stack.pop()!;
+      const x = stack.pop()!;
+      const row = y * width;
+      if (kept[row + x]) continue;
+      let left = x;
+      while (left > 0 && solid(left - 1, y) && !kept[row + left - 1]) left--;
+      let right = x;
+      while (right < width - 1 && solid(right + 1, y) && !kept[row + right + 1]) right++;
+      kept.fill(1, row + left, row + right + 1);
+      for (const ny of [y - 1, y + 1]) {
+        if (ny < 0 || ny >= height) continue;
+        const nrow = ny * width;
+        let inRun = false;
+        for (let nx = Math.max(0, left - 1); nx <= Math.min(width - 1, right + 1); nx++) {
+          const open = alpha[nrow + nx]! >= FOREGROUND && !kept[nrow + nx];
+          if (open && !inRun) stack.push(nx, ny);
+          inRun = open;
+        }
+      }
+    }
+  };
+  for (let y = seedBox.y; y < seedBox.y + seedBox.h; y++) {
+    for (let x = seedBox.x; x < seedBox.x + seedBox.w; x++) {
+      if (!kept[y * width + x] && solid(x, y)) fill(x, y);
+    }
+  }
+  return kept;
+}
+
+/** Two-pass 3-4 chamfer distance in place: 0 at the sources, 255 (saturated) elsewhere to begin with. */
+function chamfer(d: Uint8Array, width: number, height: number): void {
+  const relax = (i: number, j: number, w: number) => {
+    const v = d[j]! + w;
+    if (v < d[i]!) d[i] = v;
+  };
+  for (let y = 0; y < height; y++) {
+    for (let x = 0; x < width; x++) {
+      const i = y * width + x;
+      if (d[i] === 0) continue;
+      if (x > 0) relax(i, i - 1, 3);
+      if (y > 0) {
+        relax(i, i - width, 3);
+        if (x > 0) relax(i, i - width - 1, 4);
+        if (x < width - 1) relax(i, i - width + 1, 4);
+      }
+    }
+  }
+  for (let y = height - 1; y >= 0; y--) {
+    for (let x = width - 1; x >= 0; x--) {
+      const i = y * width + x;
+      if (d[i] === 0) continue;
+      if (x < width - 1) relax(i, i + 1, 3);
+      if (y < height - 1) {
+        relax(i, i + width, 3);
+        if (x < width - 1) relax(i, i + width + 1, 4);
+        if (x > 0) relax(i, i + width - 1, 4);
+      }
+    }
+  }
+}
+
+/** Foreground components (8-connected, alpha >= FOREGROUND) of at least `minPixels`: the eval's island count. */
+export function foregroundComponents(matte: Matte, minPixels = 1): number[] {
+  const { width, height, alpha } = matte;
+  const seen = new Uint8Array(width * height);
+  const sizes: number[] = [];
+  const stack: number[] = [];
+  for (let start = 0; start < alpha.length; start++) {
+    if (seen[start] || alpha[start]! < FOREGROUND) continue;
+    seen[start] = 1;
+    stack.push(start);
+    let size = 0;
+    while (stack.length > 0) {
+      const p = stack.pop()!;
+      size++;
+      const x = p % width;
+      const y = (p - x) / width;
+      for (let dy = -1; dy <= 1; dy++) {
+        const ny = y + dy;
+        if (ny < 0 || ny >= height) continue;
+        for (let dx = -1; dx <= 1; dx++) {
+          const nx = x + dx;
+          if (nx < 0 || nx >= width) continue;
+          const q = ny * width + nx;
+          if (!seen[q] && alpha[q]! >= FOREGROUND) {
+            seen[q] = 1;
+            stack.push(q);
+          }
+        }
+      }
+    }
+    if (size >= minPixels) sizes.push(size);
+  }
+  return sizes.sort((a, b) => b - a);
+}
+
+/** Share of the foreground pixels (alpha >= FOREGROUND) that lie outside `box`; 0 for an empty matte. */
+export function shareOutside(matte: Matte, box: Box): number {
+  const { width, height, alpha } = matte;
+  let total = 0;
+  let outside = 0;
+  for (let y = 0, i = 0; y < height; y++) {
+    for (let x = 0; x < width; x++, i++) {
+      if (alpha[i]! < FOREGROUND) continue;
+      total++;
+      if (!inside(box, x, y)) outside++;
+    }
+  }
+  return total ? outside / total : 0;
+}
+
+/** Share of foreground pixels in a region of the matte (clamped to it); 0 for an empty region. */
+export function regionCoverage(matte: Matte, region: Box): number {
+  const x0 = Math.max(0, Math.floor(region.x));
+  const y0 = Math.max(0, Math.floor(region.y));
+  const x1 = Math.min(matte.width, Math.ceil(region.x + region.w));
+  const y1 = Math.min(matte.height, Math.ceil(region.y + region.h));
+  let n = 0;
+  let on = 0;
+  for (let y = y0; y < y1; y++) {
+    for (let x = x0; x < x1; x++) {
+      n++;
+      if (matte.alpha[y * matte.width + x]! >= FOREGROUND) on++;
+    }
+  }
+  return n ? on / n : 0;
+}

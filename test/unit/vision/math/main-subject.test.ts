@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import {
+  expandBox,
+  foregroundComponents,
+  keepMainSubject,
+  mainCarBox,
+  regionCoverage,
+  shareOutside,
+} from '#vision/math/main-subject.ts';
+import type { Matte } from '#vision/math/matte.ts';
+
+const blank = (width: number, height: number): Matte => ({
+  width,
+  height,
+  alpha: new Uint8Array(width * height),
+});
+const paint = (m: Matte, x0: number, y0: number, x1: number, y1: number, v = 255) => {
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) m.alpha[y * m.width + x] = v;
+  return m;
+};
+const at = (m: Matte, x: number, y: number) => m.alpha[y * m.width + x]!;
+
+/**
+ * A street scene 300 x 120: the main car body x 80..220, rows 40..90, wheels below to row 100, a mirror
+ * sticking out left of NanoDet's box by 3 px and a roof antenna above it; a parked car at x 230..290.
+ */
+const street = () => {
+  const m = blank(300, 120);
+  paint(m, 80, 40, 220, 90); // body
+  paint(m, 95, 90, 125, 100); // wheels
+  paint(m, 175, 90, 205, 100);
+  paint(m, 79, 55, 82, 60); // mirror, 1 px past the body's left
+  paint(m, 150, 30, 152, 40); // antenna above the roof, outside the box
+  paint(m, 232, 50, 290, 95); // the neighbour
+  paint(m, 220, 70, 232, 75); // joined to the main car by a bumper-height blob
+  return m;
+};
+const mainBox = { x: 82, y: 40, w: 138, h: 60 };
+const neighbourBox = { x: 230, y: 48, w: 62, h: 50 };
+
+describe('mainCarBox', () => {
+  it('picks the large central car over a small sharp one and over a large one at the frame edge', () => {
+    const image = { width: 1000, height: 600 };
+    const central = { x: 350, y: 200, w: 300, h: 200 };
+    const small = { x: 700, y: 250, w: 120, h: 80 };
+    const edge = { x: 0, y: 0, w: 320, h: 210 };
+    expect(mainCarBox([small, edge, central], image)).toBe(central);
+    expect(mainCarBox([small], image)).toBe(small);
+    expect(mainCarBox([], image)).toBeNull();
+  });
+});
+
+describe('keepMainSubject', () => {
+  it('clears a neighbouring car joined to the main one and keeps wheels, mirror and antenna', () => {
+    const m = street();
+    const result = keepMainSubject(m, mainBox, [mainBox, neighbourBox], { haloRadius: 2 });
+    expect(at(m, 260, 70)).toBe(0); // neighbour gone
+    expect(at(m, 150, 60)).toBe(255); // body
+    expect(at(m, 110, 95)).toBe(255); // wheel
+    expect(at(m, 79, 57)).toBe(255); // mirror
+    expect(at(m, 151, 32)).toBe(255); // antenna
+    expect(result.otherObjects).toBeGreaterThan(58 * 45 - 10);
+    expect(shareOutside(m, expandBox(mainBox, 0.2, m))).toBe(0);
+  });
+
+  it('drops a disconnected blob and a faint ghost beside the roof, keeps the soft edge', () => {
+    const m = blank(200, 120);
+    paint(m, 40, 40, 160, 100);
+    paint(m, 39, 40, 40, 100, 90); // soft edge pixel column, part of the outline
+    paint(m, 45, 22, 60, 30, 110); // ghost above the roof line: soft, inside the touch margin's reach
+    paint(m, 5, 15, 15, 25); // a solid island away from the car, inside reach
+    const box = { x: 40, y: 40, w: 120, h: 60 };
+    const result = keepMainSubject(m, box, [box], { haloRadius: 2, reach: 0.5 });
+    expect(at(m, 50, 25)).toBe(0);
+    expect(at(m, 10, 20)).toBe(0);
+    expect(at(m, 39, 60)).toBe(90);
+    expect(result.islands).toBe(100);
+    expect(result.halo).toBe(15 * 8);
+  });
+
+  it('keeps a wheel that touches the box but is joined to the body only by soft pixels', () => {
+    const m = blank(200, 120);
+    paint(m, 40, 40, 160, 88);
+    paint(m, 40, 88, 160, 90, 100); // soft gap under the sill
+    paint(m, 55, 90, 80, 100); // wheel: own component, inside the box
+    const box = { x: 40, y: 40, w: 120, h: 60 };
+    keepMainSubject(m, box, [box]);
+    expect(at(m, 60, 95)).toBe(255);
+    expect(at(m, 60, 89)).toBe(100);
+  });
+
+  it('clears what lies beyond reach of the box even when joined to the car', () => {
+    const m = blank(300, 100);
+    paint(m, 50, 30, 150, 70);
+    paint(m, 150, 45, 290, 55); // a long object (a fence rail) running out of the car's side
+    const box = { x: 50, y: 30, w: 100, h: 40 };
+    keepMainSubject(m, box, [box], { reach: 0.15 });
+    expect(at(m, 160, 50)).toBe(255);
+    expect(at(m, 200, 50)).toBe(0);
+  });
+
+  it('leaves a matte holding only the main car unchanged', () => {
+    const m = street();
+    paint(m, 220, 40, 300, 120, 0);
+    const before = Uint8Array.from(m.alpha);
+    const result = keepMainSubject(m, mainBox, [mainBox]);
+    expect(result).toEqual({ otherObjects: 0, islands: 0, halo: 0 });
+    expect(m.alpha).toEqual(before);
+  });
+});
+
+describe('eval measures', () => {
+  it('counts components, outside share and region coverage', () => {
+    const m = street();
+    expect(foregroundComponents(m)).toHaveLength(1);
+    paint(m, 2, 2, 6, 6);
+    expect(foregroundComponents(m, 20)).toHaveLength(1);
+    expect(foregroundComponents(m, 16)).toHaveLength(2);
+    expect(regionCoverage(m, { x: 95, y: 90, w: 30, h: 10 })).toBe(1);
+    expect(regionCoverage(m, { x: 0, y: 100, w: 50, h: 20 })).toBe(0);
+    expect(shareOutside(blank(4, 4), mainBox)).toBe(0);
+  });
+});
