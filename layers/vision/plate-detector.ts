@@ -144,16 +144,29 @@ export async function createPlateDetector(
   ) => {
     const proposals = (await detect(image, { scoreThreshold: PROPOSAL_FLOOR })).slice(0, MAX_PROPOSALS);
     const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
-    const result: PlateCandidate[] = [];
+    // Candidates on one place are merged, each look's best score counting (`mergeCandidates`), so a
+    // look is skipped only when no candidate of the photo could pass whatever it gives: the decision is
+    // then the same as with every look taken, at any threshold at or above the one given.
+    const best = proposals[0]?.score ?? 0;
     // One at a time: onnxruntime already uses every core for each run.
+    const directs: (PlateDetection | undefined)[] = [];
     for (const proposal of proposals) {
-      const region = lookRegion(proposal.box);
-      const direct = mayReach([proposal.score], threshold)
-        ? sameDetection(proposal.box, await detect(image, { ...look, region }))
-        : undefined;
+      directs.push(
+        mayReach([best], threshold)
+          ? sameDetection(proposal.box, await detect(image, { ...look, region: lookRegion(proposal.box) }))
+          : undefined,
+      );
+    }
+    const bestDirect = Math.max(0, ...directs.map((d) => d?.score ?? 0));
+    const result: PlateCandidate[] = [];
+    for (const [i, proposal] of proposals.entries()) {
+      const direct = directs[i];
       const mirrored =
-        direct && mayReach([proposal.score, direct.score], threshold)
-          ? sameDetection(proposal.box, await detect(image, { ...look, region, mirror: true }))
+        direct && mayReach([best, bestDirect], threshold)
+          ? sameDetection(
+              proposal.box,
+              await detect(image, { ...look, region: lookRegion(proposal.box), mirror: true }),
+            )
           : undefined;
       const quad = direct?.quad ?? proposal.quad;
       result.push({

@@ -4,6 +4,7 @@ import {
   isPlate,
   lookRegion,
   mayReach,
+  mergeCandidates,
   outsideShare,
   PLATE_RULE,
   type PlateCandidate,
@@ -78,5 +79,27 @@ describe('mayReach', () => {
     expect(mayReach([0.05], 0.4)).toBe(false);
     expect(mayReach([0.31, 0.1], 0.4)).toBe(false);
     expect(mayReach([0.31, 0.9], 0.4)).toBe(true);
+  });
+});
+
+describe('mergeCandidates', () => {
+  it('judges two proposals that land on one plate on the best score of each look', () => {
+    // One proposal placed the plate well but scored low everywhere; the other came from a weak
+    // whole-photo detection that both close looks found clearly.
+    const placed = candidate({ x: 848, y: 954, w: 330, h: 78 }, [0.27, 0.29, 0.55]);
+    const seenUpClose = candidate({ x: 850, y: 958, w: 338, h: 70 }, [0.05, 0.8, 0.82]);
+    const big = { width: 2048, height: 1536 };
+    expect(isPlate(placed, big) || isPlate(seenUpClose, big)).toBe(false);
+    const [merged, ...rest] = mergeCandidates([placed, seenUpClose]);
+    expect(rest).toEqual([]);
+    expect(merged!.scores).toEqual([0.27, 0.8, 0.82]);
+    expect(merged!.quad).toBe(seenUpClose.quad);
+    expect(isPlate(merged!, big)).toBe(true);
+  });
+
+  it('leaves apart candidates on different places', () => {
+    const a = candidate({ x: 100, y: 100, w: 100, h: 30 }, [0.5, 0.5, 0.5]);
+    const b = candidate({ x: 160, y: 100, w: 100, h: 30 }, [0.9, 0.9, 0.9]);
+    expect(mergeCandidates([a, b])).toEqual([a, b]);
   });
 });
