@@ -270,6 +270,66 @@ export async function evalPlates(evalDir: string, models: ModelCache): Promise<v
       : await observePhotos(evalDir, models);
   if (cache && !existsSync(cache)) await writeFile(cache, JSON.stringify(photos));
   evalRules(photos, detector.modelVersion);
+  await evalPlateless(evalDir, models);
+}
+
+/**
+ * Photos of photos.csv where no plate can be in sight: side views (wheels in full view) and interiors.
+ * Every fill there is a false one; on side views, wheel-like ones are counted too.
+ */
+async function evalPlateless(evalDir: string, models: ModelCache): Promise<void> {
+  const [detector, cars] = await Promise.all([plateDetector(models), carDetector(models)]);
+  const rows = (await readCsv(path.join(evalDir, 'photos.csv'))).filter(
+    ([, type, view]) => type === 'interior' || view === 'side_left' || view === 'side_right',
+  );
+  const groups = new Map<string, { photos: number; before: number[]; now: number[] }>();
+  for (const [file, type] of rows) {
+    const image = await decodeSource(await readFile(path.join(evalDir, file!)));
+    const vehicles = (await cars.detect(image, { scoreThreshold: VEHICLE_SCORE }))
+      .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
+      .map((o) => o.box);
+    const before = await detector.detect(image, { scoreThreshold: OLD_THRESHOLD });
+    const now = await detector.find(image);
+    const key = type === 'interior' ? 'interiors' : 'side views';
+    const g = groups.get(key) ?? { photos: 0, before: [0, 0, 0], now: [0, 0, 0] };
+    g.photos++;
+    for (const [fills, into] of [
+      [before, g.before],
+      [now, g.now],
+    ] as const) {
+      into[0]! += fills.length;
+      into[1]! += fills.length > 0 ? 1 : 0;
+      into[2]! += fills.filter((f) => wheelLike(f.box, vehicles)).length;
+    }
+    groups.set(key, g);
+  }
+  console.log(
+    '\nFills where no plate is in sight (photos.csv side views and interiors; every fill is false)',
+  );
+  console.log(
+    table(
+      [
+        'photos',
+        'n',
+        'fills before',
+        'photos with one, before [95% CI]',
+        'wheel-like',
+        'fills now',
+        'photos with one, now [95% CI]',
+        'wheel-like',
+      ],
+      [...groups].map(([k, g]) => [
+        k,
+        g.photos,
+        g.before[0]!,
+        withCi(g.before[1]!, g.photos),
+        g.before[2]!,
+        g.now[0]!,
+        withCi(g.now[1]!, g.photos),
+        g.now[2]!,
+      ]),
+    ),
+  );
 }
 
 /** Every photo through the detectors once (about 0.4 s a photo on two cores). */
