@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { z } from 'zod';
+import type { UploadContentType as ContentTypeOfUpload } from '#core/uploads/upload.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
 import type { requestSchemas, responseSchemas } from '#http/schemas.ts';
 
@@ -39,7 +40,8 @@ export type CreateBatchInput = Omit<z.input<(typeof requestSchemas)['BatchForm']
 };
 
 export type UploadCreated = Out<'UploadCreated'>;
-export type UploadContentType = z.input<(typeof requestSchemas)['UploadRequest']>['content_type'];
+/** The types POST /uploads takes (any other is a 415). */
+export type UploadContentType = ContentTypeOfUpload;
 
 export interface ClientOptions {
   /** The service root (`http://127.0.0.1:3000`) or its API base (`.../api/v1`). */

@@ -580,6 +580,12 @@ function tidy({ zodSchema, jsonSchema }: { zodSchema: z.core.$ZodTypes; jsonSche
   if (def.type === 'object' && def.catchall === undefined) delete jsonSchema.additionalProperties;
   if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
   if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  // A run-time schema that normalises with a transform is documented by the values it accepts
+  // (`documented` in ./schemas.ts): those replace the type zod reads from the transform's input, and
+  // the default it states is kept, which zod drops from the input of a transforming schema.
+  const meta = z.globalRegistry.get(zodSchema);
+  if (meta?.anyOf) delete jsonSchema.type;
+  if (meta?.default !== undefined) jsonSchema.default = meta.default;
 }
 
 const componentRef = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -629,7 +635,7 @@ function pathParametersOf(path: string): Json[] {
   if (names.length === 0) return [];
   const shape: Record<string, z.ZodType> = {};
   for (const name of names) {
-    const schema = pathParameters[name];
+    const schema = (pathParameters as Record<string, z.ZodType>)[name];
     if (!schema)
       throw new Error(`Path parameter {${name}} of ${path} has no schema in pathParameters (schemas.ts)`);
     shape[name] = schema;

@@ -1,33 +1,27 @@
 /**
- * The zod schemas the OpenAPI document (layers/http/openapi.ts) is generated from: request bodies
+ * The OpenAPI document (layers/http/openapi.ts) is generated from the zod schemas here: request bodies
  * (read as their input type), response bodies (output type), and the parameters of the routes.
+ * Requests and parameters are the run-time schemas themselves (layers/core), described here; responses
+ * are defined here, and the integration tests check every real response against them.
  * A schema becomes `#/components/schemas/<key>` by being an entry of `requestSchemas` or
  * `responseSchemas` below; anything it nests that is itself an entry of the same map is a `$ref`.
  */
 import { z } from 'zod';
-import { BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
-import { BATCH_OPERATIONS } from '#core/batches/input.ts';
+import { BATCH_ACTIONS, BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
+import { BATCH_OPERATIONS, BatchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
-import { JobInputSchema } from '#core/jobs/input.ts';
+import { JobInputSchema, LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
+import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
+import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
+import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 
+export { BOOLEAN_SPELLINGS };
+
 const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
-const PLATE_COLOR_NAMES = ['black', 'white', 'graphite'] as const;
-/** What `parseBooleanish` (layers/core/jobs/params.ts) accepts, case-insensitively; the test parses each. */
-export const BOOLEAN_SPELLINGS = [
-  'true',
-  'false',
-  '1',
-  '0',
-  'smooth',
-  'raw',
-  'yes',
-  'no',
-  'on',
-  'off',
-] as const;
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
 
 const resultUrl = z
@@ -48,63 +42,82 @@ const imageFile = (description: string) => z.file().mime(IMAGE_TYPES).describe(d
 // ---------------------------------------------------------------- request bodies (input type)
 
 /**
- * `JobInputSchema` itself, except for the fields it normalises with a transform: JSON Schema cannot
- * show what a transform accepts, so those are documented by the values they accept (and the test
- * checks that `JobInputSchema` accepts each of them).
+ * A request schema is the very object that validates at run time (layers/core); this file only
+ * describes it. The description goes into zod's global registry, keyed by that object, so nothing here
+ * copies a field and the unit test can check identity. A field that normalises with a transform gets
+ * the values it accepts as JSON Schema too, since zod cannot show what a transform takes.
  */
-const JobInput = JobInputSchema.extend({
-  mode: JobInputSchema.shape.mode.describe(
-    'The operation. `plate` hides the licence plate; `background` replaces the background without ' +
-      'hiding the plate; `studio_background` replaces it with a preset, `background_file` or the key’s ' +
-      'stored background; `plate_mask` and `background_mask` return the mask only; `analyze` classifies ' +
-      'the photo (1 credit; every other operation costs 5).',
-  ),
-  url: JobInputSchema.shape.url.describe(
-    'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
-      'it; a URL that cannot be fetched is a 400.',
-  ),
-  asset_id: JobInputSchema.shape.asset_id.describe('Id of an asset uploaded earlier with POST /assets.'),
-  upload_id: JobInputSchema.shape.upload_id.describe(
-    'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
-      '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
-  ),
-  background: JobInputSchema.shape.background.describe(
-    'Background preset. `background_file` takes priority over it; without either, the key’s stored ' +
-      'background is used, then `studio`.',
-  ),
-  plate_color: z
-    .union([z.string().regex(HEX_COLOR), z.enum(PLATE_COLOR_NAMES)])
-    .optional()
-    .describe(
-      'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
-        '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
-    ),
-  plate_smoothing: z
-    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS), z.literal([0, 1])])
-    .optional()
-    .meta({
-      default: true,
-      description:
-        'Align and soften the plate fill’s edges. Accepts `true`/`false`, `1`/`0`, `smooth`/`raw` and also ' +
-        '`yes`/`no`, `on`/`off` (any case). Falls back to the key’s setting, then true.',
-    }),
-  plate_mask_only: z
-    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS), z.literal([0, 1])])
-    .optional()
-    .meta({
-      default: false,
-      description:
-        'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
-        '`plate_smoothing`. Falls back to the key’s setting, then false.',
-    }),
-  webhook_url: JobInputSchema.shape.webhook_url.describe(
-    'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
-  ),
-}).describe(
-  'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url`, `asset_id` or `upload_id`. ' +
-    'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
-);
+function documented<T extends z.ZodType>(schema: T, meta: z.core.GlobalMeta): T {
+  z.globalRegistry.add(schema, meta);
+  return schema;
+}
 
+const colourValues = {
+  anyOf: [
+    { type: 'string', pattern: HEX_COLOR.source },
+    { type: 'string', enum: PLATE_COLOR_NAMES },
+  ],
+};
+const booleanValues = {
+  anyOf: [{ type: 'boolean' }, { type: 'string', enum: BOOLEAN_SPELLINGS }, { type: 'number', enum: [0, 1] }],
+};
+
+const job = JobInputSchema.shape;
+documented(job.mode, {
+  description:
+    'The operation. `plate` hides the licence plate; `background` replaces the background without ' +
+    'hiding the plate; `studio_background` replaces it with a preset, `background_file` or the key’s ' +
+    'stored background; `plate_mask` and `background_mask` return the mask only; `analyze` classifies ' +
+    'the photo (1 credit; every other operation costs 5).',
+});
+documented(job.url, {
+  description:
+    'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
+    'it; a URL that cannot be fetched is a 400.',
+});
+documented(job.asset_id, { description: 'Id of an asset uploaded earlier with POST /assets.' });
+documented(job.upload_id, {
+  description:
+    'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
+    '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
+});
+documented(job.background, {
+  description:
+    'Background preset. `background_file` takes priority over it; without either, the key’s stored ' +
+    'background is used, then `studio`.',
+});
+documented(job.plate_color, {
+  ...colourValues,
+  description:
+    'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
+    '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
+});
+documented(job.plate_smoothing, {
+  ...booleanValues,
+  default: true,
+  description:
+    'Align and soften the plate fill’s edges. Accepts `true`/`false`, `1`/`0`, `smooth`/`raw` and also ' +
+    '`yes`/`no`, `on`/`off` (any case). Falls back to the key’s setting, then true.',
+});
+documented(job.plate_mask_only, {
+  ...booleanValues,
+  default: false,
+  description:
+    'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
+    '`plate_smoothing`. Falls back to the key’s setting, then false.',
+});
+documented(job.webhook_url, {
+  description:
+    'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
+});
+
+const JobInput = documented(JobInputSchema, {
+  description:
+    'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url`, `asset_id` or `upload_id`. ' +
+    'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
+});
+
+/** The uploads of a form are read by the body parser (layers/http/body.ts), not by a schema. */
 const uploads = {
   file: imageFile(
     'Source image: JPG, PNG or WEBP, recognised by its magic bytes (never its name or Content-Type).',
@@ -119,10 +132,14 @@ const JobInputForm = JobInput.extend(uploads).describe(
     '`background_file`. Booleans arrive as text, in any of the accepted spellings.',
 );
 
+/**
+ * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
+ * `mode` is the one field documented by a schema of its own, built from that constant.
+ */
 const LegacyProcessForm = JobInputForm.omit({ asset_id: true })
   .extend({
     mode: z
-      .enum(['plate', 'studio_background'])
+      .enum(LEGACY_PROCESS_MODES)
       .default('plate')
       .describe('`plate` hides the plate; `studio_background` replaces the background.'),
   })
@@ -134,78 +151,68 @@ const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
   'Legacy `/analyze` form: the source as `file` or `url`.',
 );
 
-const BatchForm = z
-  .object({
-    archive: z
-      .file()
-      .mime(['application/zip'])
-      .optional()
-      .describe(
-        'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
-          '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
-          'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
-          'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
-          '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
-          'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
-          'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
-      ),
-    upload_id: z
-      .string()
-      .optional()
-      .describe('Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.'),
-    mode: z
-      .enum(BATCH_OPERATIONS)
-      .default('plate')
-      .describe('Operation applied to every photo; `analyze` is not accepted for batches.'),
-    background: z.enum(BACKGROUND_PRESETS).optional().describe('Background preset.'),
-    plate_color: z
-      .union([z.string().regex(HEX_COLOR), z.enum(PLATE_COLOR_NAMES)])
-      .optional()
-      .describe('Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).'),
-  })
-  .describe(
-    'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
-      'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
-  );
+const batch = BatchInputSchema.shape;
+documented(batch.upload_id, {
+  description: 'Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.',
+});
+documented(batch.mode, {
+  description: 'Operation applied to every photo; `analyze` is not accepted for batches.',
+});
+documented(batch.background, { description: 'Background preset.' });
+documented(batch.plate_color, {
+  ...colourValues,
+  description: 'Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).',
+});
 
-const BatchInput = BatchForm.omit({ archive: true })
-  .extend({
-    upload_id: z.string().describe('Id of a completed direct upload of a ZIP archive (POST /uploads).'),
-  })
-  .describe('A batch of an archive sent by direct upload (POST /uploads), as JSON.');
+const BatchForm = BatchInputSchema.extend({
+  archive: z
+    .file()
+    .mime(['application/zip'])
+    .optional()
+    .describe(
+      'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
+        '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
+        'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
+        'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
+        '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
+        'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
+        'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
+    ),
+}).describe(
+  'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
+    'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
+);
 
-const UploadRequest = z
-  .object({
-    content_type: z
-      .enum(['image/jpeg', 'image/png', 'image/webp', 'application/zip', 'application/x-zip-compressed'])
-      .describe('Type of the file; the PUT must send exactly this `Content-Type` (it is signed).'),
-    filename: z
-      .string()
-      .max(1024)
-      .optional()
-      .describe('The file’s name, kept as the source’s original name.'),
-    size: z
-      .int()
-      .positive()
-      .describe(
-        'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
-          '40 MB for a photo, 2 GB for an archive (413 over).',
-      ),
-  })
-  .describe('A direct upload to open (POST /uploads), as JSON or as a form.');
+/** The same fields as JSON, where `parseBatchRequest` needs `upload_id` since no file can come along. */
+const BatchInput = BatchInputSchema.meta({
+  required: ['upload_id'],
+  description: 'A batch of an archive sent by direct upload (POST /uploads), as JSON.',
+});
 
-const WebhookUpdate = z
-  .object({
-    webhook_url: z
-      .union([z.url({ protocol: /^https?$/ }).max(2048), z.literal('')])
-      .optional()
-      .describe(
-        'Default webhook of the key, used for every new job without a `webhook_url` of its own. Empty or ' +
-          'absent disables it. Private, loopback and link-local addresses are refused.',
-      ),
-  })
-  .describe('New webhook setting, as JSON or as a form.');
+const upload = UploadRequestSchema.shape;
+documented(upload.content_type, {
+  // Any other type is refused with 415 by the use case, after the schema.
+  enum: Object.keys(UPLOAD_CONTENT_TYPES),
+  description: 'Type of the file; the PUT must send exactly this `Content-Type` (it is signed).',
+});
+documented(upload.filename, { description: 'The file’s name, kept as the source’s original name.' });
+documented(upload.size, {
+  description:
+    'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
+    '40 MB for a photo, 2 GB for an archive (413 over).',
+});
+const UploadRequest = documented(UploadRequestSchema, {
+  description: 'A direct upload to open (POST /uploads), as JSON or as a form.',
+});
 
+documented(WebhookUpdateSchema.shape.webhook_url, {
+  description:
+    'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
+    'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
+});
+const WebhookUpdate = documented(WebhookUpdateSchema, {
+  description: 'New webhook setting, as JSON or as a form.',
+});
 /** Request bodies, by component name. */
 export const requestSchemas = {
   JobInput,
@@ -687,34 +694,30 @@ export type SchemaName = keyof typeof requestSchemas | keyof typeof responseSche
 // ---------------------------------------------------------------- parameters
 
 /** Query parameters of GET /jobs: the schema the use case parses with. */
-export const listJobsQuery = ListJobsQuery.extend({
-  limit: ListJobsQuery.shape.limit.describe('Page size.'),
-  before: ListJobsQuery.shape.before.meta({
-    format: 'int64',
-    description: 'Cursor: `next_cursor` of the previous page.',
-  }),
-  status: ListJobsQuery.shape.status.describe('Only jobs with this status.'),
+documented(ListJobsQuery.shape.limit, { description: 'Page size.' });
+documented(ListJobsQuery.shape.before, {
+  format: 'int64',
+  description: 'Cursor: `next_cursor` of the previous page.',
 });
+documented(ListJobsQuery.shape.status, { description: 'Only jobs with this status.' });
+export const listJobsQuery = ListJobsQuery;
 
 /** Query parameters of GET /files, as `parsePageQuery` (layers/core/files/files.ts) reads them. */
 export const listFilesQuery = z.object({
-  limit: listJobsQuery.shape.limit,
+  limit: ListJobsQuery.shape.limit,
   before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
 });
 
-/** Query of GET /batches/{batch_id}/download. */
-export const downloadBatchQuery = z.object({
-  partial: z
-    .union([z.boolean(), z.enum(BOOLEAN_SPELLINGS)])
-    .optional()
-    .meta({
-      default: false,
-      description: 'Also while the batch is processing or paused: the results ready so far.',
-    }),
+/** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
+documented(DownloadBatchQuery.shape.partial, {
+  enum: BOOLEAN_SPELLINGS,
+  default: false,
+  description: 'Also while the batch is processing or paused: the results ready so far (any case).',
 });
+export const downloadBatchQuery = DownloadBatchQuery;
 
-/** Every path parameter of the route table, by name. */
-export const pathParameters: Record<string, z.ZodType> = {
+/** Every path parameter of the route table, by name; the handlers of `name` and `action` check with these. */
+export const pathParameters = {
   job_id: z
     .string()
     .describe('Job id.')
@@ -728,8 +731,8 @@ export const pathParameters: Record<string, z.ZodType> = {
     .string()
     .describe('Batch id.')
     .meta({ examples: ['bat_0123456789abcdefghjkmnpq'] }),
-  action: z.enum(['pause', 'resume', 'cancel', 'retry']).describe('Batch control operation.'),
-};
+  action: z.enum(BATCH_ACTIONS).describe('Batch control operation.'),
+} satisfies Record<string, z.ZodType>;
 
 export const idempotencyKey = z
   .string()

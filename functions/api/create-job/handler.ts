@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { correlate, httpCorrelation, logger, observability, recordJobCreated } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
-import { parseJobRequest } from '#core/jobs/input.ts';
+import { LEGACY_PROCESS_MODES, parseJobRequest } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
 import { analyzeCreatedResponse, processCreatedResponse } from '#core/jobs/legacy.ts';
 import { createJob } from '#core/use-cases/create-job.ts';
@@ -14,7 +14,7 @@ import { deps } from '#wiring/api.ts';
 /** One handler serves POST /jobs and the legacy /process and /analyze, which differ in modes and answers. */
 const ROUTES: Record<string, { route: JobRoute; modes?: readonly Operation[] }> = {
   'POST /api/v1/jobs': { route: 'jobs' },
-  'POST /api/v1/process': { route: 'process', modes: ['plate', 'studio_background'] },
+  'POST /api/v1/process': { route: 'process', modes: LEGACY_PROCESS_MODES },
   'POST /api/v1/analyze': { route: 'analyze', modes: ['analyze'] },
 };
 

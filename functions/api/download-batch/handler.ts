@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { httpCorrelation, observability } from '#aws/observability.ts';
-import { parseBooleanish } from '#core/jobs/params.ts';
+import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { DOWNLOAD_LINK_SECONDS, downloadBatch } from '#core/use-cases/download-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json, redirect } from '#http/responses.ts';
@@ -15,8 +15,7 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
-    const raw = event.queryStringParameters?.partial;
-    const partial = raw === undefined || raw === '' ? false : parseBooleanish('partial', raw);
+    const { partial } = DownloadBatchQuery.parse({ partial: event.queryStringParameters?.partial });
     const batchId = event.pathParameters?.batch_id ?? '';
     const answer = await downloadBatch(deps(), context.caller, batchId, { partial });
     if (answer.ready) {

@@ -4,10 +4,10 @@ import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
+import { pathParameters } from '#http/schemas.ts';
 import { deps } from '#wiring/api.ts';
 
 const JOB_ID = /^job_[0-9a-z]{24}$/;
-const RESULT_NAME = /^[a-z_]+\.(jpg|png|webp)$/;
 const LINK_LIFETIME_SECONDS = 15 * 60;
 
 /**
@@ -20,7 +20,8 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .handler(async (event) => {
     const jobId = event.pathParameters?.job_id ?? '';
     const name = event.pathParameters?.name ?? '';
-    if (!JOB_ID.test(jobId) || !RESULT_NAME.test(name)) throw new NotFoundError('No such result');
+    if (!JOB_ID.test(jobId) || !pathParameters.name.safeParse(name).success)
+      throw new NotFoundError('No such result');
     const job = await deps().jobs.get(jobId);
     if (job?.status !== 'success') throw new NotFoundError('No such result');
     return redirect(await deps().objects.presignGet(storageKeys.result(jobId, name), LINK_LIFETIME_SECONDS));

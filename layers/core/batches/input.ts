@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import { BACKGROUND_PRESETS, type Operation } from '../jobs/job.ts';
-import { normalizePlateColor } from '../jobs/params.ts';
+import { normalizePlateColor, parseBooleanish } from '../jobs/params.ts';
 import type { BatchRequest } from '../use-cases/create-batch.ts';
 
 /** Every operation but `analyze` (spec 4, POST /batches). */
@@ -17,9 +17,21 @@ export const BATCH_OPERATIONS = [
 /** The text fields of POST /batches; the archive arrives as the upload `archive`. */
 export const BatchInputSchema = z.object({
   upload_id: z.string().min(1).max(100).optional(),
-  mode: z.enum(BATCH_OPERATIONS).default('plate'),
+  mode: z
+    .enum(BATCH_OPERATIONS, {
+      error: (issue) => (issue.input === 'analyze' ? 'analyze is not accepted for batches' : undefined),
+    })
+    .default('plate'),
   background: z.enum(BACKGROUND_PRESETS).optional(),
   plate_color: z.string().transform(normalizePlateColor).optional(),
+});
+
+/** The query of GET /batches/{batch_id}/download; an empty `partial` counts as not sent. */
+export const DownloadBatchQuery = z.object({
+  partial: z
+    .string()
+    .optional()
+    .transform((raw) => (raw === undefined || raw === '' ? false : parseBooleanish('partial', raw))),
 });
 
 export function parseBatchRequest(
@@ -29,14 +41,13 @@ export function parseBatchRequest(
   const sent = Object.fromEntries(
     Object.entries(fields).filter(([, value]) => value !== '' && value !== null),
   );
-  if (sent.mode === 'analyze') throw new BadRequestError('mode: analyze is not accepted for batches');
   const parsed = BatchInputSchema.safeParse(sent);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new BadRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`);
   }
   const archive = files.archive;
-  const uploadId = typeof fields.upload_id === 'string' && fields.upload_id !== '' ? fields.upload_id : null;
+  const uploadId = parsed.data.upload_id ?? null;
   if (archive && uploadId) throw new BadRequestError('Send exactly one of archive or upload_id');
   if (!archive && !uploadId) {
     throw new BadRequestError(

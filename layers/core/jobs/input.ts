@@ -25,6 +25,9 @@ export const JobInputSchema = z.object({
 });
 export type JobInputFields = z.input<typeof JobInputSchema>;
 
+/** The modes the legacy `/process` route accepts (its `mode` defaults to `plate` as every route's). */
+export const LEGACY_PROCESS_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
+
 export interface UploadedFile {
   bytes: Buffer;
   filename: string | null;

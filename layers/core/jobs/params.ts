@@ -11,6 +11,9 @@ const NAMED_PLATE_COLORS: Record<string, string> = {
   graphite: '#141414',
 };
 
+/** The legacy colour names `normalizePlateColor` accepts besides `#RRGGBB`. */
+export const PLATE_COLOR_NAMES = Object.keys(NAMED_PLATE_COLORS);
+
 export function normalizePlateColor(raw: string): string {
   const value = raw.trim().toLowerCase();
   const named = NAMED_PLATE_COLORS[value];
@@ -21,8 +24,18 @@ export function normalizePlateColor(raw: string): string {
   );
 }
 
-const TRUE_SPELLINGS = new Set(['true', '1', 'smooth', 'yes', 'on']);
-const FALSE_SPELLINGS = new Set(['false', '0', 'raw', 'no', 'off']);
+/** Each true spelling beside its false one; `parseBooleanish` accepts them in any case. */
+const SPELLING_PAIRS = [
+  ['true', 'false'],
+  ['1', '0'],
+  ['smooth', 'raw'],
+  ['yes', 'no'],
+  ['on', 'off'],
+] as const;
+const TRUE_SPELLINGS = new Set<string>(SPELLING_PAIRS.map(([yes]) => yes));
+const FALSE_SPELLINGS = new Set<string>(SPELLING_PAIRS.map(([, no]) => no));
+/** What `parseBooleanish` accepts as text (besides the booleans themselves). */
+export const BOOLEAN_SPELLINGS: readonly string[] = SPELLING_PAIRS.flat();
 
 export function parseBooleanish(field: string, raw: string | boolean): boolean {
   if (typeof raw === 'boolean') return raw;

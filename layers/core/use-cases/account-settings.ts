@@ -30,12 +30,15 @@ export async function getQuota(deps: { accounts: AccountRepository }, caller: Ca
   };
 }
 
-const WebhookUrl = z
-  .string()
-  .trim()
-  .max(2048)
-  .refine((value) => value === '' || /^https?:\/\/[^\s]+$/i.test(value), 'must be an http(s) URL or empty')
-  .refine((value) => value === '' || URL.canParse(value), 'must be a valid URL');
+/** The body of PUT, PATCH and POST /webhook (`webhookUrlField` refuses any other field by name). */
+export const WebhookUpdateSchema = z.object({
+  webhook_url: z
+    .string()
+    .trim()
+    .max(2048)
+    .refine((value) => value === '' || /^https?:\/\/[^\s]+$/i.test(value), 'must be an http(s) URL or empty')
+    .refine((value) => value === '' || URL.canParse(value), 'must be a valid URL'),
+});
 
 /** Spec 2.8: the setting as the key has it now. */
 function webhookSetting(url: string | null, message: string) {
@@ -80,7 +83,7 @@ export async function setWebhook(
     );
   }
   if (caller.kind !== 'key') throw new UnauthorizedError('A webhook is a setting of an API key; send one');
-  const parsed = WebhookUrl.safeParse(raw ?? '');
+  const parsed = WebhookUpdateSchema.shape.webhook_url.safeParse(raw ?? '');
   if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
   const url = parsed.data === '' ? null : new URL(parsed.data).toString();
   if (url) {
