@@ -1,16 +1,22 @@
 /**
- * `npm run bench [-- --runs N]`: latency (p50/p95 over N runs after one warm-up that loads the models) and
- * peak RSS of every operation in this build, on a 12 MP JPEG made at run time by upscaling a real eval
- * photo to 4000x3000. Each operation runs in its own child process, in-process through
- * `onnxOperationRunner().run`, so its peak RSS is its own (models, decode and work included).
- * Skips with a message when ../shared/eval is not there.
+ * `npm run bench [-- --runs N]`: our operations and a peer doing the same work, side by side on the same
+ * 12 MP photos in one invocation. The peer is `@imgly/background-removal-node@1.4.5` (the same ISNet
+ * weights, fp16 "medium"), a dev dependency only: its `removeBackground` stands against our `background`
+ * and `studio_background`, its `segmentForeground` against our `background_mask`. Every row runs in its own
+ * child process, so its peak RSS is its own (runtime, models, decode and work); the child times one cold
+ * job (from the process's start: imports, model load, first job) and then `runs` warm jobs, cycling
+ * through the photos. The peer loads its model from the files inside its npm package (a `file://`
+ * publicPath); its child refuses every fetch and every socket that leaves loopback, and the table says
+ * so if one was attempted. Skips with a message when ../shared/eval is not there.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
@@ -21,20 +27,31 @@ import { archiveIntakeBench } from './archive-intake.ts';
 const script = fileURLToPath(import.meta.url);
 const repoRoot = path.resolve(path.dirname(script), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
-/** A front view with its plate in sight, so that `plate` has something to hide. */
-const SOURCE_PHOTO = 'views/LABELED(front)audi_a4__595804076s.jpg';
-const BENCH_IMAGE = path.join(repoRoot, '.cache', 'bench', 'bench-4000x3000.jpg');
+/** Front views with their plates in sight (so that `plate` has something to hide), and a side view. */
+const SOURCE_PHOTOS = [
+  'views/LABELED(front)audi_a4__595804076s.jpg',
+  'views/LABELED(front)bmw_3-series__591248033s.jpg',
+  'views/LABELED(angle-back-on-left)audi_a6__573410297s.jpg',
+];
+const BENCH_DIR = path.join(repoRoot, '.cache', 'bench');
+const benchImage = (i: number) => path.join(BENCH_DIR, `bench-${i}-4000x3000.jpg`);
 
-/** Seconds at p50; the plate and background targets also stand for their mask and studio variants. */
-const TARGETS: Record<Operation, number> = {
-  plate: 0.6,
-  plate_mask: 0.6,
-  background: 3,
-  studio_background: 3,
-  background_mask: 3,
-  analyze: 0.4,
+const PEER_PACKAGE = '@imgly/background-removal-node';
+const PEER_CALLS = ['removeBackground', 'segmentForeground'] as const;
+type PeerCall = (typeof PEER_CALLS)[number];
+/** Which of our operations does the work of each peer call. */
+const PEER_OF: Partial<Record<Operation, PeerCall>> = {
+  background: 'removeBackground',
+  studio_background: 'removeBackground',
+  background_mask: 'segmentForeground',
 };
-const RSS_TARGET_MB = 1536;
+/** Issue 15: each ISNet operation at most this share of the peer's p50 and of its peak RSS. */
+const PEER_RATIO_TARGET = 0.6;
+/** Seconds at p50 and MB of peak RSS for the operations the peer does not do. */
+const ABSOLUTE_TARGETS: Partial<Record<Operation, { p50: number; rssMb: number }>> = {
+  plate: { p50: 0.35, rssMb: 500 },
+  analyze: { p50: 0.35, rssMb: 500 },
+};
 
 const params: JobParams = {
   plateColor: '#141414',
@@ -46,46 +63,125 @@ const params: JobParams = {
 };
 
 interface ChildReport {
-  operation: Operation;
+  row: string;
   status: 'ok' | 'absent' | 'failed';
   message?: string;
-  loadMs?: number;
+  /** From the process's start to the end of its first job. */
+  coldMs?: number;
   runsMs?: number[];
   peakRssMb: number;
+  /** Outbound attempts refused in the child (peer only). */
+  outbound?: string[];
 }
 
 const arg = (name: string) => {
   const at = process.argv.indexOf(name);
   return at >= 0 ? process.argv[at + 1] : undefined;
 };
-const runs = Math.max(1, Number(arg('--runs') ?? process.env.BENCH_RUNS ?? 10));
+const runs = Math.max(1, Number(arg('--runs') ?? process.env.BENCH_RUNS ?? 6));
+const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
-/** One operation, in this process: a warm-up (model load), then `runs` timed runs. */
-async function child(operation: Operation): Promise<ChildReport> {
-  const source = await readFile(BENCH_IMAGE);
-  const runner = onnxOperationRunner();
-  const input = { source, sourceSha256: 'bench', params, background: null };
-  const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
-  const time = async () => {
+async function photos(): Promise<Buffer[]> {
+  return Promise.all(SOURCE_PHOTOS.map((_, i) => readFile(benchImage(i))));
+}
+
+/** Times the first job from the process's start, then `runs` more. */
+async function timeJobs(job: (photo: Buffer) => Promise<unknown>, sources: Buffer[]) {
+  await job(sources[0]!);
+  const coldMs = performance.now();
+  const runsMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
     const started = performance.now();
-    await runner.run(operation, input);
-    return performance.now() - started;
-  };
-  let loadMs: number;
+    await job(sources[(i + 1) % sources.length]!);
+    runsMs.push(performance.now() - started);
+  }
+  return { coldMs, runsMs };
+}
+
+/** One of our operations, in this process, through the same runner as the workers. */
+async function ours(operation: Operation): Promise<ChildReport> {
+  const sources = await photos();
+  const runner = onnxOperationRunner();
   try {
-    loadMs = await time();
+    const timed = await timeJobs(
+      (source) => runner.run(operation, { source, sourceSha256: 'bench', params, background: null }),
+      sources,
+    );
+    return { row: operation, status: 'ok', ...timed, peakRssMb: peakRssMb() };
   } catch (error) {
     const absent = error instanceof ModelUnavailableError && /no model installed/.test(error.message);
     return {
-      operation,
+      row: operation,
       status: absent ? 'absent' : 'failed',
       message: error instanceof ServiceError ? `${error.name}: ${error.message}` : String(error),
       peakRssMb: peakRssMb(),
     };
   }
-  const runsMs: number[] = [];
-  for (let i = 0; i < runs; i++) runsMs.push(await time());
-  return { operation, status: 'ok', loadMs, runsMs, peakRssMb: peakRssMb() };
+}
+
+const LOOPBACK = /^(127\.|::1$|::ffff:127\.|localhost$)/;
+
+/** Refuses (and records) every fetch and every socket to a host other than loopback, in this process. */
+function guardOutbound(): string[] {
+  const attempts: string[] = [];
+  globalThis.fetch = ((input: unknown) => {
+    const url = String(input instanceof Request ? input.url : input);
+    if (!url.startsWith('file:')) attempts.push(`fetch ${url}`);
+    return Promise.reject(new Error(`bench: fetch of ${url} refused`));
+  }) as typeof fetch;
+  const connect = net.Socket.prototype.connect;
+  net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
+    const first = args[0] as { host?: string; path?: string } | number | string;
+    const host =
+      typeof first === 'object' && first !== null
+        ? (first.path ?? first.host ?? 'localhost')
+        : typeof first === 'number'
+          ? String(args[1] ?? 'localhost')
+          : String(first);
+    if (!host.startsWith('/') && !LOOPBACK.test(host)) {
+      attempts.push(`connect ${host}`);
+      throw new Error(`bench: connection to ${host} refused`);
+    }
+    return (connect as (...a: unknown[]) => net.Socket).apply(this, args);
+  } as typeof connect;
+  return attempts;
+}
+
+/** The peer in this process, its model read from its own package's dist/ (never its CDN). */
+async function peer(call: PeerCall): Promise<ChildReport> {
+  const outbound = guardOutbound();
+  const row = `peer ${call}`;
+  let entry: string;
+  try {
+    entry = createRequire(import.meta.url).resolve(PEER_PACKAGE);
+  } catch {
+    return {
+      row,
+      status: 'absent',
+      message: `${PEER_PACKAGE} is not installed (npm ci installs it as a dev dependency)`,
+      peakRssMb: peakRssMb(),
+    };
+  }
+  try {
+    const lib = (await import(pathToFileURL(entry.replace(/index\.cjs$/, 'index.mjs')).href)) as Record<
+      PeerCall,
+      (image: unknown, config: unknown) => Promise<Blob>
+    >;
+    const config = {
+      publicPath: `${pathToFileURL(path.dirname(entry)).href}/`,
+      model: 'medium',
+      // A cut-out needs alpha, so the peer's result is a PNG; ours is a JPEG plus the matte as a PNG.
+      output: { format: 'image/png', quality: 0.92 },
+    };
+    const sources = await photos();
+    const timed = await timeJobs(async (source) => {
+      const blob = await lib[call](new Blob([source], { type: 'image/jpeg' }), config);
+      await blob.arrayBuffer();
+    }, sources);
+    return { row, status: 'ok', ...timed, peakRssMb: peakRssMb(), outbound };
+  } catch (error) {
+    return { row, status: 'failed', message: String(error), peakRssMb: peakRssMb(), outbound };
+  }
 }
 
 const quantile = (sorted: number[], q: number) => {
@@ -95,88 +191,151 @@ const quantile = (sorted: number[], q: number) => {
   return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
 };
 
+function spawnChild(kind: '--child' | '--peer', name: string): ChildReport {
+  const result = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', script, kind, name, '--runs', String(runs)],
+    {
+      cwd: repoRoot,
+      encoding: 'utf8',
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  );
+  const line = result.stdout.split('\n').find((l) => l.startsWith('{"row"'));
+  if (line) return JSON.parse(line) as ChildReport;
+  return {
+    row: kind === '--peer' ? `peer ${name}` : name,
+    status: 'failed',
+    message: (result.stderr || `exit ${result.status}`).trim().split('\n').slice(-3).join(' '),
+    peakRssMb: 0,
+  };
+}
+
+interface Figures {
+  p50: number;
+  p95: number;
+  cold: number;
+  rss: number;
+}
+const figures = (r: ChildReport): Figures | null => {
+  if (r.status !== 'ok') return null;
+  const sorted = [...r.runsMs!].sort((a, b) => a - b);
+  return {
+    p50: quantile(sorted, 0.5) / 1000,
+    p95: quantile(sorted, 0.95) / 1000,
+    cold: r.coldMs! / 1000,
+    rss: r.peakRssMb,
+  };
+};
+
+function printTable(cells: string[][]) {
+  const widths = cells[0]!.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  for (const r of cells) console.log(`| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`);
+}
+
 async function main() {
-  if (!existsSync(path.join(evalDir, SOURCE_PHOTO))) {
-    console.log(
-      `No eval photo at ${path.join(evalDir, SOURCE_PHOTO)} (see ../shared/eval/README.md): no benchmark.`,
-    );
+  if (!existsSync(path.join(evalDir, SOURCE_PHOTOS[0]!))) {
+    console.log(`No eval photos under ${evalDir} (see ../shared/eval/README.md): no benchmark.`);
     return;
   }
-  const big = await sharp(await readFile(path.join(evalDir, SOURCE_PHOTO)))
-    .resize(4000, 3000, { fit: 'cover', kernel: 'lanczos3' })
-    .jpeg({ quality: 90 })
-    .toBuffer();
-  await mkdir(path.dirname(BENCH_IMAGE), { recursive: true });
-  await writeFile(BENCH_IMAGE, big);
-  console.log(
-    `Benchmark: ${SOURCE_PHOTO} upscaled to 4000x3000 JPEG (${(big.length / 1e6).toFixed(1)} MB), ${runs} runs ` +
-      `after one warm-up per operation, one child process per operation; ${os.cpus().length} CPUs ` +
-      `(${os.cpus()[0]?.model ?? 'unknown'}), load average ${os.loadavg()[0]!.toFixed(1)}`,
-  );
-  const reports: ChildReport[] = [];
-  for (const operation of OPERATIONS) {
-    const result = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', script, '--child', operation, '--runs', String(runs)],
-      { cwd: repoRoot, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 },
-    );
-    const line = result.stdout.split('\n').find((l) => l.startsWith('{"operation"'));
-    if (!line) {
-      reports.push({
-        operation,
-        status: 'failed',
-        message: (result.stderr || `exit ${result.status}`).trim().split('\n').slice(-3).join(' '),
-        peakRssMb: 0,
-      });
-      continue;
-    }
-    reports.push(JSON.parse(line) as ChildReport);
+  await mkdir(BENCH_DIR, { recursive: true });
+  let bytes = 0;
+  for (const [i, photo] of SOURCE_PHOTOS.entries()) {
+    const big = await sharp(await readFile(path.join(evalDir, photo)))
+      .resize(4000, 3000, { fit: 'cover', kernel: 'lanczos3' })
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    bytes += big.length;
+    await writeFile(benchImage(i), big);
   }
+  const loadBefore = os.loadavg()[0]!;
+  console.log(
+    `Benchmark: ${SOURCE_PHOTOS.length} eval photos upscaled to 4000x3000 JPEG (${(bytes / 1e6).toFixed(1)} MB ` +
+      `in all), one cold job then ${runs} warm jobs per row, one child process per row; ` +
+      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(1)}`,
+  );
+  const peers = new Map<PeerCall, ChildReport>();
+  for (const call of PEER_CALLS) peers.set(call, spawnChild('--peer', call));
+  const reports = OPERATIONS.map((operation) => spawnChild('--child', operation));
+
   const header = [
-    'operation',
+    'row',
     'p50 s',
     'p95 s',
-    'target p50',
-    'first run s',
+    'cold s',
     'peak RSS MB',
-    'target RSS',
+    'peer p50 / RSS',
+    'ratio time',
+    'ratio RSS',
     'verdict',
   ];
-  const rows = reports.map((r) => {
-    if (r.status !== 'ok')
-      return [
-        r.operation,
-        '-',
-        '-',
-        `<= ${TARGETS[r.operation]}`,
-        '-',
-        '-',
-        '-',
-        r.status === 'absent' ? 'not in this build' : `failed: ${r.message}`,
-      ];
-    const sorted = [...r.runsMs!].sort((a, b) => a - b);
-    const p50 = quantile(sorted, 0.5) / 1000;
-    const p95 = quantile(sorted, 0.95) / 1000;
-    const ok = p50 <= TARGETS[r.operation] && r.peakRssMb <= RSS_TARGET_MB;
-    return [
-      r.operation,
-      p50.toFixed(3),
-      p95.toFixed(3),
-      `<= ${TARGETS[r.operation]}`,
-      (r.loadMs! / 1000).toFixed(2),
-      r.peakRssMb.toFixed(0),
-      `<= ${RSS_TARGET_MB}`,
-      ok ? 'ok' : 'over',
-    ];
-  });
-  const cells = [header, ...rows.map((r) => r.map(String))];
-  const widths = header.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
-  const last = header.length - 1;
-  for (const r of cells) {
-    console.log(
-      r.map((c, i) => (i === last ? c : i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '),
-    );
+  const cells: string[][] = [header];
+  const fmt = (f: Figures | null, key: keyof Figures, digits: number) => (f ? f[key].toFixed(digits) : '-');
+  for (const r of reports) {
+    const f = figures(r);
+    const peerCall = PEER_OF[r.row as Operation];
+    const p = peerCall ? peers.get(peerCall)! : null;
+    const pf = p ? figures(p) : null;
+    let ratioTime = '-';
+    let ratioRss = '-';
+    let verdict: string;
+    if (!f) verdict = r.status === 'absent' ? 'not in this build' : `failed: ${r.message}`;
+    else if (p && pf) {
+      const rt = f.p50 / pf.p50;
+      const rr = f.rss / pf.rss;
+      ratioTime = rt.toFixed(2);
+      ratioRss = rr.toFixed(2);
+      verdict =
+        rt <= PEER_RATIO_TARGET && rr <= PEER_RATIO_TARGET
+          ? 'ok'
+          : `over (target <= ${PEER_RATIO_TARGET} each)`;
+    } else if (p) verdict = `peer ${p.status}: ${p.message}`;
+    else {
+      const t = ABSOLUTE_TARGETS[r.row as Operation];
+      verdict = !t
+        ? ''
+        : f.p50 <= t.p50 && f.rss <= t.rssMb
+          ? 'ok'
+          : `over (<= ${t.p50} s, <= ${t.rssMb} MB)`;
+    }
+    cells.push([
+      r.row,
+      fmt(f, 'p50', 2),
+      fmt(f, 'p95', 2),
+      fmt(f, 'cold', 2),
+      fmt(f, 'rss', 0),
+      p
+        ? pf
+          ? `${peerCall} ${pf.p50.toFixed(2)} s / ${pf.rss.toFixed(0)} MB`
+          : `${peerCall}: ${p.status}`
+        : '',
+      ratioTime,
+      ratioRss,
+      verdict,
+    ]);
   }
+  for (const p of peers.values()) {
+    const f = figures(p);
+    cells.push([
+      p.row,
+      fmt(f, 'p50', 2),
+      fmt(f, 'p95', 2),
+      fmt(f, 'cold', 2),
+      fmt(f, 'rss', 0),
+      '',
+      '',
+      '',
+      f ? 'peer' : `peer ${p.status}: ${p.message}`,
+    ]);
+  }
+  printTable(cells);
+  const outbound = [...peers.values()].flatMap((p) => p.outbound ?? []);
+  console.log(
+    outbound.length === 0
+      ? 'Peer network: no outbound connection or fetch was attempted (its model came from its package dist/).'
+      : `Peer network: REFUSED outbound attempts: ${outbound.join(', ')}`,
+  );
+  console.log(`Load average after: ${os.loadavg()[0]!.toFixed(1)} (before: ${loadBefore.toFixed(1)})`);
   for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
 }
 
@@ -188,7 +347,9 @@ if (process.argv[2] === 'api') {
   // `npm run bench -- archive`: peak RSS of the API process while a 1 GB archive is accepted.
   for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
 } else if (childOperation) {
-  console.log(JSON.stringify(await child(childOperation)));
+  console.log(JSON.stringify(await ours(childOperation)));
+} else if (arg('--peer')) {
+  console.log(JSON.stringify(await peer(arg('--peer') as PeerCall)));
 } else {
   await main();
 }
