@@ -65,6 +65,11 @@ export interface MainSubjectResult {
   readonly islands: number;
   /** Soft pixels cleared away from the car's edge. */
   readonly halo: number;
+  /**
+   * False when no foreground touches the main box (the segmenter cut out something else): the matte is
+   * left as it was, since clearing it would leave nothing and fail a photo the segmenter could answer.
+   */
+  readonly applied: boolean;
 }
 
 /**
@@ -88,6 +93,7 @@ export function keepMainSubject(
   const size = { width, height };
   const touch = expandBox(main, touchMargin, size);
   const limit = expandBox(main, reach, size);
+  if (!hasForeground(matte, touch)) return { otherObjects: 0, islands: 0, halo: 0, applied: false };
 
   let otherObjects = 0;
   const clear = (x0: number, y0: number, x1: number, y1: number, skip: Box | null) => {
@@ -140,7 +146,15 @@ export function keepMainSubject(
       halo++;
     }
   }
-  return { otherObjects, islands, halo };
+  return { otherObjects, islands, halo, applied: true };
+}
+
+function hasForeground(matte: Matte, box: Box): boolean {
+  for (let y = box.y; y < box.y + box.h; y++) {
+    for (let x = box.x; x < box.x + box.w; x++)
+      if (matte.alpha[y * matte.width + x]! >= FOREGROUND) return true;
+  }
+  return false;
 }
 
 const inside = (b: Box, x: number, y: number) => x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + b.h;

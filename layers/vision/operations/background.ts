@@ -1,8 +1,12 @@
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
+import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { decodeSource, encodeResult } from '#vision/image-io.ts';
+import { type DecodedImage, decodeSource, encodeResult } from '#vision/image-io.ts';
+import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
+import type { Box } from '#vision/math/geometry.ts';
+import { keepMainSubject, type MainSubjectResult, mainCarBox } from '#vision/math/main-subject.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -18,6 +22,7 @@ import type { Segmenter } from '#vision/segmenter.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
+import { carDetector } from './analyze.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
 
@@ -25,6 +30,8 @@ export interface ReplaceBackgroundDeps {
   readonly segmenter: Segmenter;
   /** Given for `studio_background`: plates on the car are filled as `plate` fills them. */
   readonly detector?: PlateDetector;
+  /** NanoDet: with it only the main car stays in the matte (see `isolateMainCar`). */
+  readonly cars?: ObjectDetector;
 }
 
 export interface ReplaceBackgroundResult {
@@ -46,7 +53,8 @@ const PRESET_DITHER = 1.5;
 /**
  * Replace the background of a car photo.
  * 1. Decode the source once: format from its bytes, EXIF orientation applied, sRGB (415 / 400 otherwise).
- * 2. Segment it; a matte covering under 1% or over 98% of the photo is MaskFailedError (802).
+ * 2. Segment it and, with a car detector, keep only the main car (`isolateMainCar`); a matte covering
+ *    under 1% or over 98% of the photo is MaskFailedError (802).
  * 3. With a detector, fill the plates that lie on the car; finding none is not an error here.
  * 4. Draw the backdrop at the photo's size (the supplied file, else the preset laid out around the car)
  *    with a contact shadow along the line the car stands on.
@@ -61,6 +69,7 @@ export async function replaceBackground(
 ): Promise<ReplaceBackgroundResult> {
   const image = await decodeSource(source);
   const matte = await deps.segmenter.segment(image);
+  if (deps.cars) await isolateMainCar(deps.cars, image, matte);
   const stats = matteStats(matte);
   assertUsableMatte(stats);
 
@@ -115,6 +124,31 @@ export async function replaceBackground(
   };
 }
 
+export interface MainCar {
+  /** The main car's box in the photo's pixels; null when NanoDet found no vehicle (matte left as is). */
+  readonly box: Box | null;
+  /** Every distinct vehicle NanoDet found, the main one included. */
+  readonly vehicles: readonly Box[];
+  readonly cleared: MainSubjectResult | null;
+}
+
+/**
+ * Reduces the matte in place to the car the photo is about: ISNet cuts out every salient object, and a
+ * neighbouring parked car, a sign or a smudge beside the roof would otherwise stand in the studio too.
+ * Without a vehicle in the photo the segmenter's matte is kept: the photo may be of something else.
+ */
+export async function isolateMainCar(
+  cars: ObjectDetector,
+  image: DecodedImage,
+  matte: Matte,
+): Promise<MainCar> {
+  const vehicles = distinctVehicles(await cars.detect(image, { scoreThreshold: OBJECT_SCORE_THRESHOLD })).map(
+    (v) => v.box,
+  );
+  const box = mainCarBox(vehicles, image);
+  return { box, vehicles, cleared: box ? keepMainSubject(matte, box, vehicles) : null };
+}
+
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */
 function onForeground(matte: Matte, plate: PlateDetection): boolean {
   const x = Math.min(matte.width - 1, Math.max(0, Math.floor(plate.box.x + plate.box.w / 2)));
@@ -124,9 +158,10 @@ function onForeground(matte: Matte, plate: PlateDetection): boolean {
 
 async function run(models: ModelCache, input: OperationInput, hidePlates: boolean): Promise<OperationResult> {
   const segmenter = await isnetSegmenter(models);
+  const cars = await carDetector(models);
   const detector = hidePlates ? await plateDetector(models) : undefined;
   const result = await replaceBackground(
-    { segmenter, ...(detector ? { detector } : {}) },
+    { segmenter, cars, ...(detector ? { detector } : {}) },
     input.source,
     input.params,
     input.background,
@@ -153,6 +188,7 @@ async function run(models: ModelCache, input: OperationInput, hidePlates: boolea
     files,
     modelVersion: {
       segmenter: segmenter.modelVersion,
+      car_detector: cars.modelVersion,
       ...(detector ? { plate_detector: detector.modelVersion } : {}),
     },
     inferenceCached: false,

@@ -9,6 +9,8 @@ import { fillPlates } from '#vision/plate-fill.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
+import { carDetector } from './analyze.ts';
+import { isolateMainCar } from './background.ts';
 import { plateDetector } from './plate.ts';
 
 /**
@@ -98,14 +100,19 @@ export async function plateMaskOperation(
   };
 }
 
-/** `background_mask`: the segmenter's matte, white = car (foreground), black = background, soft edges. */
+/**
+ * `background_mask`: the matte `background` composites with, white = the main car, black = background
+ * (other cars included), soft edges.
+ */
 export async function backgroundMaskOperation(
   models: ModelCache,
   input: OperationInput,
 ): Promise<OperationResult> {
   const segmenter = await isnetSegmenter(models);
+  const cars = await carDetector(models);
   const image = await decodeSource(input.source);
   const matte = await segmenter.segment(image);
+  await isolateMainCar(cars, image, matte);
   assertUsableMatte(matteStats(matte));
   return {
     files: [
@@ -116,7 +123,7 @@ export async function backgroundMaskOperation(
         contentType: 'image/png',
       },
     ],
-    modelVersion: { segmenter: segmenter.modelVersion },
+    modelVersion: { segmenter: segmenter.modelVersion, car_detector: cars.modelVersion },
     inferenceCached: false,
   };
 }

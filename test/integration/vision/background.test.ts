@@ -87,7 +87,10 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
       'result.png': ['url'],
       'background_mask.png': ['background_mask_url', 'mask_url'],
     });
-    expect(result.modelVersion).toEqual({ segmenter: MODELS.isnet.version });
+    expect(result.modelVersion).toEqual({
+      segmenter: MODELS.isnet.version,
+      car_detector: MODELS['nanodet-plus'].version,
+    });
     expect(result.platesDetected).toBeUndefined();
 
     const out = fileWith(result, 'url');
@@ -151,6 +154,53 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
         teals++;
     }
     expect(teals / (info.width * 20)).toBeGreaterThan(0.95);
+  });
+
+  it('background_mask: only the main car; a second car beside it is background, its wheels stay', async () => {
+    // A street photo pasted large in the middle of a grey canvas and a second car photo small at its
+    // right: the segmenter cuts out both cars, a dealer publishes the one the photo is about.
+    const main = await sharp(await read(VIEW_PHOTO))
+      .resize(1000)
+      .toBuffer();
+    const mainMeta = await sharp(main).metadata();
+    const other = await sharp(await read(CAR_PHOTO))
+      .resize(420)
+      .toBuffer();
+    const otherMeta = await sharp(other).metadata();
+    const canvas = { width: 1600, height: 900 };
+    const mainAt = { left: 80, top: Math.round((canvas.height - mainMeta.height!) / 2) };
+    const otherAt = { left: 1600 - 420 - 20, top: canvas.height - otherMeta.height! - 40 };
+    const scene = await sharp({ create: { ...canvas, channels: 3, background: '#8a8a8a' } })
+      .composite([
+        { input: main, ...mainAt },
+        { input: other, ...otherAt },
+      ])
+      .png({ compressionLevel: 1 })
+      .toBuffer();
+    const result = await run('background_mask', scene);
+    const { data, info } = await grey(fileWith(result, 'url').bytes);
+    const whiteShare = (x0: number, y0: number, w: number, h: number) => {
+      let n = 0;
+      let white = 0;
+      for (let y = y0; y < y0 + h; y++)
+        for (let x = x0; x < x0 + w; x++, n++) if (data[y * info.width + x]! >= 128) white++;
+      return white / n;
+    };
+    // The second car's middle, well right of the first photo's edge.
+    expect(whiteShare(otherAt.left + 60, otherAt.top + 20, 300, otherMeta.height! - 40)).toBeLessThan(0.01);
+    // The main car: a side view filling the middle of its photo, wheels in the lower quarter.
+    const car = { x: mainAt.left, y: mainAt.top, w: mainMeta.width!, h: mainMeta.height! };
+    const band = [car.x + car.w * 0.3, car.y + car.h * 0.4, car.w * 0.4, car.h * 0.2].map(Math.round);
+    expect(whiteShare(band[0]!, band[1]!, band[2]!, band[3]!)).toBeGreaterThan(0.9);
+    const wheels = [0.15, 0.71].map((fx) =>
+      whiteShare(
+        Math.round(car.x + car.w * fx),
+        Math.round(car.y + car.h * 0.66),
+        Math.round(car.w * 0.1),
+        Math.round(car.h * 0.1),
+      ),
+    );
+    for (const w of wheels) expect(w).toBeGreaterThan(0.5);
   });
 
   it('background_mask: an 8-bit single-channel PNG at the source size, white on the car', async () => {
@@ -218,6 +268,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     });
     expect(result.modelVersion).toEqual({
       segmenter: MODELS.isnet.version,
+      car_detector: MODELS['nanodet-plus'].version,
       plate_detector: MODELS['lpd-yunet'].version,
     });
     expect(result.platesDetected).toBeGreaterThanOrEqual(1);

@@ -104,7 +104,16 @@ describe('keepMainSubject', () => {
     paint(m, 220, 40, 300, 120, 0);
     const before = Uint8Array.from(m.alpha);
     const result = keepMainSubject(m, mainBox, [mainBox]);
-    expect(result).toEqual({ otherObjects: 0, islands: 0, halo: 0 });
+    expect(result).toEqual({ otherObjects: 0, islands: 0, halo: 0, applied: true });
+    expect(m.alpha).toEqual(before);
+  });
+
+  it('leaves the matte alone when the segmenter found nothing at the main car', () => {
+    const m = blank(200, 100);
+    paint(m, 5, 5, 40, 40);
+    const before = Uint8Array.from(m.alpha);
+    const box = { x: 100, y: 50, w: 60, h: 30 };
+    expect(keepMainSubject(m, box, [box]).applied).toBe(false);
     expect(m.alpha).toEqual(before);
   });
 });
