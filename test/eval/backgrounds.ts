@@ -21,7 +21,7 @@ import { expandBox, foregroundComponents, regionCoverage, shareOutside } from '#
 import type { Matte } from '#vision/math/matte.ts';
 import type { ModelCache } from '#vision/models.ts';
 import { carDetector } from '#vision/operations/analyze.ts';
-import { isolateMainCar } from '#vision/operations/background.ts';
+import { isolateMainCar } from '#vision/operations/main-car.ts';
 import { isnetSegmenter } from '#vision/segmenter.ts';
 import { wilson } from './analysis.ts';
 

@@ -3,10 +3,7 @@ import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { type DecodedImage, decodeSource, encodeResult } from '#vision/image-io.ts';
-import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
-import type { Box } from '#vision/math/geometry.ts';
-import { keepMainSubject, type MainSubjectResult, mainCarBox } from '#vision/math/main-subject.ts';
+import { decodeSource, encodeResult } from '#vision/image-io.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -23,6 +20,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
+import { isolateMainCar } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
 
@@ -122,31 +120,6 @@ export async function replaceBackground(
     plates,
     plateMask: plateBytes,
   };
-}
-
-export interface MainCar {
-  /** The main car's box in the photo's pixels; null when NanoDet found no vehicle (matte left as is). */
-  readonly box: Box | null;
-  /** Every distinct vehicle NanoDet found, the main one included. */
-  readonly vehicles: readonly Box[];
-  readonly cleared: MainSubjectResult | null;
-}
-
-/**
- * Reduces the matte in place to the car the photo is about: ISNet cuts out every salient object, and a
- * neighbouring parked car, a sign or a smudge beside the roof would otherwise stand in the studio too.
- * Without a vehicle in the photo the segmenter's matte is kept: the photo may be of something else.
- */
-export async function isolateMainCar(
-  cars: ObjectDetector,
-  image: DecodedImage,
-  matte: Matte,
-): Promise<MainCar> {
-  const vehicles = distinctVehicles(await cars.detect(image, { scoreThreshold: OBJECT_SCORE_THRESHOLD })).map(
-    (v) => v.box,
-  );
-  const box = mainCarBox(vehicles, image);
-  return { box, vehicles, cleared: box ? keepMainSubject(matte, box, vehicles) : null };
 }
 
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */

@@ -10,7 +10,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { isolateMainCar } from './background.ts';
+import { isolateMainCar } from './main-car.ts';
 import { plateDetector } from './plate.ts';
 
 /**
