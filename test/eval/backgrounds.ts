@@ -28,7 +28,7 @@ import { wilson } from './analysis.ts';
 /** Longer side the eval photos are scaled to before segmenting. */
 export const EVAL_SIDE = 1024;
 /** Photos per source, evenly spread through each source's sorted list. */
-export const SAMPLE = { views: 24, interiors: 8, eu: 16, us: 16, br: 16 } as const;
+export const SAMPLE = { views: 16, interiors: 6, eu: 10, us: 10, br: 10 } as const;
 export type Source = keyof typeof SAMPLE;
 
 /** A photo's matte is clean when under this share of its foreground is outside the grown car box. */
