@@ -4,7 +4,7 @@
  * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
  */
 import type { Box, Size } from '#vision/math/geometry.ts';
-import { FOREGROUND, type Matte } from '#vision/math/matte.ts';
+import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 
 /**
  * The main car among vehicle boxes: the largest and most central. sqrt(area) so that a car twice as wide
@@ -234,37 +234,11 @@ function chamfer(d: Uint8Array, width: number, height: number): void {
 
 /** Foreground components (8-connected, alpha >= FOREGROUND) of at least `minPixels`: the eval's island count. */
 export function foregroundComponents(matte: Matte, minPixels = 1): number[] {
-  const { width, height, alpha } = matte;
-  const seen = new Uint8Array(width * height);
-  const sizes: number[] = [];
-  const stack: number[] = [];
-  for (let start = 0; start < alpha.length; start++) {
-    if (seen[start] || alpha[start]! < FOREGROUND) continue;
-    seen[start] = 1;
-    stack.push(start);
-    let size = 0;
-    while (stack.length > 0) {
-      const p = stack.pop()!;
-      size++;
-      const x = p % width;
-      const y = (p - x) / width;
-      for (let dy = -1; dy <= 1; dy++) {
-        const ny = y + dy;
-        if (ny < 0 || ny >= height) continue;
-        for (let dx = -1; dx <= 1; dx++) {
-          const nx = x + dx;
-          if (nx < 0 || nx >= width) continue;
-          const q = ny * width + nx;
-          if (!seen[q] && alpha[q]! >= FOREGROUND) {
-            seen[q] = 1;
-            stack.push(q);
-          }
-        }
-      }
-    }
-    if (size >= minPixels) sizes.push(size);
-  }
-  return sizes.sort((a, b) => b - a);
+  const { sizes } = labelComponents(matte, FOREGROUND - 1);
+  return sizes
+    .slice(1)
+    .filter((size) => size >= minPixels)
+    .sort((a, b) => b - a);
 }
 
 /** Share of the foreground pixels (alpha >= FOREGROUND) that lie outside `box`; 0 for an empty matte. */

@@ -68,13 +68,10 @@ export interface SpeckOptions {
 }
 
 /**
- * Clears small islands (a hose or a sign the segmenter half-picked, dust on the lens), keeping every
- * component of at least `minShareOfLargest` of the largest: a second car in the frame stays, as the
- * segmenter's decision. Meant for the model-resolution matte (1024 x 1024): labels cost 4 bytes a pixel.
- * Returns how many pixels were cleared.
+ * 8-connected components of the pixels above `threshold`: a label per pixel (0 for none) and the size of
+ * each label (index 0 unused).
  */
-export function clearSpecks(matte: Matte, options: SpeckOptions = {}): number {
-  const { threshold = 32, minShareOfLargest = 0.02 } = options;
+export function labelComponents(matte: Matte, threshold: number): { labels: Int32Array; sizes: number[] } {
   const { width, height, alpha } = matte;
   const labels = new Int32Array(width * height);
   const sizes: number[] = [0];
@@ -106,6 +103,19 @@ export function clearSpecks(matte: Matte, options: SpeckOptions = {}): number {
     }
     sizes.push(size);
   }
+  return { labels, sizes };
+}
+
+/**
+ * Clears small islands (a hose or a sign the segmenter half-picked, dust on the lens), keeping every
+ * component of at least `minShareOfLargest` of the largest: a second car in the frame stays, as the
+ * segmenter's decision. Meant for the model-resolution matte (1024 x 1024): labels cost 4 bytes a pixel.
+ * Returns how many pixels were cleared.
+ */
+export function clearSpecks(matte: Matte, options: SpeckOptions = {}): number {
+  const { threshold = 32, minShareOfLargest = 0.02 } = options;
+  const { alpha } = matte;
+  const { labels, sizes } = labelComponents(matte, threshold);
   const largest = Math.max(0, ...sizes);
   const keep = sizes.map((s) => s >= largest * minShareOfLargest);
   let cleared = 0;
