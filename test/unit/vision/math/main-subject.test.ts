@@ -59,8 +59,19 @@ describe('keepMainSubject', () => {
     expect(at(m, 110, 95)).toBe(255); // wheel
     expect(at(m, 79, 57)).toBe(255); // mirror
     expect(at(m, 151, 32)).toBe(255); // antenna
-    expect(result.otherObjects).toBeGreaterThan(58 * 45 - 10);
+    expect(result.otherObjects).toBeGreaterThan(50 * 45);
     expect(shareOutside(m, expandBox(mainBox, 0.2, m))).toBe(0);
+  });
+
+  it('keeps the corner of the main car that sticks out of its box under a car behind it', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 230, 100); // the car reaches x 230, NanoDet's box stops at 215
+    paint(m, 225, 30, 300, 80); // a car behind, its box overlapping the main car's rear corner
+    const box = { x: 40, y: 40, w: 175, h: 60 };
+    keepMainSubject(m, box, [box, { x: 222, y: 28, w: 78, h: 60 }]);
+    expect(at(m, 228, 90)).toBe(255); // the corner below the car behind
+    expect(at(m, 228, 60)).toBe(255); // and where the boxes overlap
+    expect(at(m, 280, 50)).toBe(0); // the car behind itself
   });
 
   it('drops a disconnected blob and a faint ghost beside the roof, keeps the soft edge', () => {
