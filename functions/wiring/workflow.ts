@@ -31,47 +31,34 @@ export const prepareDeps = once(() => {
   return { jobs, clock: systemClock };
 });
 
+/** The table, the webhook sender and the clock: what every task but preparation starts from. */
+const tableTask = (cfg: ReturnType<typeof config>) => ({
+  ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
+  webhooks: webhookSender(),
+  clock: systemClock,
+});
+
 export const settleDeps = once(() => {
   const cfg = config();
-  return withBatchHooks({
-    ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
-    ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }),
-    webhooks: webhookSender(),
-    clock: systemClock,
-  });
+  return withBatchHooks({ ...tableTask(cfg), ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }) });
 });
 
 export const deliverDeps = once(() => {
   const cfg = config();
-  return {
-    ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
-    ...eventsAdapter(cfg, { eventbridge: eventbridgeClient(cfg) }),
-    webhooks: webhookSender(),
-    clock: systemClock,
-  };
+  return { ...tableTask(cfg), ...eventsAdapter(cfg, { eventbridge: eventbridgeClient(cfg) }) };
 });
 
 /** The archive workflow's task: a batch's archive in, its photos and items out, or its download built. */
 export const archiveDeps = once(() => {
   const cfg = config();
   return withBatchHooks({
-    ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
+    ...tableTask(cfg),
     ...bucketAdapters(cfg, { s3: s3Client(cfg) }),
     ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }),
-    webhooks: webhookSender(),
-    clock: systemClock,
     maxSourceBytes: cfg.MAX_SOURCE_BYTES,
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
   });
 });
 
-/** The sweeper of stuck work: the table and both workflows (it restarts or fails what stopped moving). */
-export const sweepDeps = once(() => {
-  const cfg = config();
-  return withBatchHooks({
-    ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
-    ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }),
-    webhooks: webhookSender(),
-    clock: systemClock,
-  });
-});
+/** The sweeper of stuck work needs what settlement does: the table and the workflows (it restarts or fails what stopped moving). */
+export const sweepDeps = settleDeps;
