@@ -432,9 +432,7 @@ export async function startLocalDynamo(opts: {
           return true;
         },
       );
-      await untilActive(() =>
-        call<{ Table: { TableStatus: string } }>('DescribeTable', { TableName: table.TableName }),
-      );
+      await tableActive(table.TableName!);
       if (existed) await addMissingIndexes(table);
     }
   } catch (err) {
@@ -442,6 +440,10 @@ export async function startLocalDynamo(opts: {
     throw err;
   }
   return { endpoint, close };
+
+  function tableActive(name: string): Promise<void> {
+    return untilActive(() => call<{ Table: { TableStatus: string } }>('DescribeTable', { TableName: name }));
+  }
 
   /**
    * A table kept from an earlier run that lacks an index the template now declares gets it, as
@@ -480,9 +482,7 @@ export async function startLocalDynamo(opts: {
       await new Promise((resolve) => setTimeout(resolve, 10));
     }
     await call('CreateTable', table);
-    await untilActive(() =>
-      call<{ Table: { TableStatus: string } }>('DescribeTable', { TableName: table.TableName }),
-    );
+    await tableActive(table.TableName!);
     for (const item of items) await call('PutItem', { TableName: table.TableName, Item: item });
   }
 

@@ -121,7 +121,8 @@ export function augmentationsOf(photo: Photo): readonly Augmentation[] {
 export const sampleId = (photo: Photo, augmentation: Augmentation) =>
   `${photo.source}:${photo.file}${photo.backdrop ? `@${photo.backdrop}` : ''}#${augmentation}`;
 
-function mulberry32(seed: number): () => number {
+/** A small seeded generator, so that every sample and fold is the same on every run. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -30,7 +30,7 @@ import { type Classification, decide } from '#vision/math/decision.ts';
 import { type AnalyzeHead, type HeadProbabilities, mirrorAveraged, softmax } from '#vision/math/head.ts';
 import { mirrorView, PHOTO_TYPES, type PhotoType, VIEWS, type View } from '#vision/math/vocabulary.ts';
 import { modelCache } from '#vision/models.ts';
-import { observeSamples, readPhotos, type Sample } from './analyze-samples.ts';
+import { mulberry32, observeSamples, readPhotos, type Sample } from './analyze-samples.ts';
 
 /** Bump it in models/manifest.ts (HEADS) when the features, the data or the method change, then refit. */
 export const HEAD_VERSION = HEADS['analyze-head'].version;
@@ -71,17 +71,6 @@ export function groupFolds(groups: readonly string[], folds: number, seed: numbe
     load[k]! += sizes.get(g)!;
   }
   return foldOf;
-}
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export interface SoftmaxModel {

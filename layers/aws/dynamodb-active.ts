@@ -3,7 +3,7 @@ import type { Batch } from '#core/batches/batch.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { ActiveWork } from '#core/ports.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';
-import { ACTIVE_STATUSES, type ActiveKind, activePartition, doc, type Item } from './dynamodb-items.ts';
+import { type ActiveKind, activePartition, doc, type Item, isActive } from './dynamodb-items.ts';
 
 /**
  * Jobs and batches not yet at their end, read from the sparse `active` index: one Query per shard, so the
@@ -31,8 +31,7 @@ export function dynamodbActiveWork(client: DynamoDBClient, table: string): Activ
       );
       for (const item of page.Items ?? []) {
         const record = doc<T & { status: string }>(item as Item);
-        if (record && (ACTIVE_STATUSES[kind] as readonly string[]).includes(record.status))
-          found.push(record);
+        if (record && isActive(kind, record.status)) found.push(record);
       }
       start = page.LastEvaluatedKey;
     } while (start);

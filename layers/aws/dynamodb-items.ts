@@ -38,6 +38,9 @@ export const ACTIVE_STATUSES = {
 } as const satisfies Record<string, readonly string[]>;
 export type ActiveKind = keyof typeof ACTIVE_STATUSES;
 
+export const isActive = (kind: ActiveKind, status: string): boolean =>
+  (ACTIVE_STATUSES[kind] as readonly string[]).includes(status);
+
 /** The shard of the `active` index a record lives in: a stable hash of its id. */
 export function activeShard(id: string): number {
   let hash = 0;
@@ -55,7 +58,7 @@ export function activeWorkKeys(
   kind: ActiveKind,
   record: { id: string; status: string; createdAt: string },
 ): Item {
-  if (!(ACTIVE_STATUSES[kind] as readonly string[]).includes(record.status)) return {};
+  if (!isActive(kind, record.status)) return {};
   const { partitionKey, sortKey } = TABLE_INDEXES.active;
   return {
     [partitionKey]: { S: activePartition(kind, activeShard(record.id)) },

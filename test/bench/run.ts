@@ -271,6 +271,13 @@ async function main() {
   ];
   const cells: string[][] = [header];
   const fmt = (f: Figures | null, key: keyof Figures, digits: number) => (f ? f[key].toFixed(digits) : '-');
+  /** p50, p95 and cold start in seconds, peak RSS in MB: the first columns of every row. */
+  const timings = (f: Figures | null) => [
+    fmt(f, 'p50', 2),
+    fmt(f, 'p95', 2),
+    fmt(f, 'cold', 2),
+    fmt(f, 'rss', 0),
+  ];
   for (const r of reports) {
     const f = figures(r);
     const peerCall = PEER_OF[r.row as Operation];
@@ -300,10 +307,7 @@ async function main() {
     }
     cells.push([
       r.row,
-      fmt(f, 'p50', 2),
-      fmt(f, 'p95', 2),
-      fmt(f, 'cold', 2),
-      fmt(f, 'rss', 0),
+      ...timings(f),
       p
         ? pf
           ? `${peerCall} ${pf.p50.toFixed(2)} s / ${pf.rss.toFixed(0)} MB`
@@ -316,17 +320,7 @@ async function main() {
   }
   for (const p of peers.values()) {
     const f = figures(p);
-    cells.push([
-      p.row,
-      fmt(f, 'p50', 2),
-      fmt(f, 'p95', 2),
-      fmt(f, 'cold', 2),
-      fmt(f, 'rss', 0),
-      '',
-      '',
-      '',
-      f ? 'peer' : `peer ${p.status}: ${p.message}`,
-    ]);
+    cells.push([p.row, ...timings(f), '', '', '', f ? 'peer' : `peer ${p.status}: ${p.message}`]);
   }
   printTable(cells);
   const outbound = [...peers.values()].flatMap((p) => p.outbound ?? []);

@@ -8,16 +8,8 @@ import {
   shareOutside,
 } from '#vision/math/main-subject.ts';
 import type { Matte } from '#vision/math/matte.ts';
+import { blank, paint } from './matte-fixtures.ts';
 
-const blank = (width: number, height: number): Matte => ({
-  width,
-  height,
-  alpha: new Uint8Array(width * height),
-});
-const paint = (m: Matte, x0: number, y0: number, x1: number, y1: number, v = 255) => {
-  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) m.alpha[y * m.width + x] = v;
-  return m;
-};
 const at = (m: Matte, x: number, y: number) => m.alpha[y * m.width + x]!;
 
 /**

@@ -8,20 +8,11 @@ import {
   featherAlpha,
   featherTable,
   horizonRow,
-  type Matte,
   matteStats,
   probabilitiesToAlpha,
 } from '#vision/math/matte.ts';
+import { blank, paint } from './matte-fixtures.ts';
 
-const blank = (width: number, height: number): Matte => ({
-  width,
-  height,
-  alpha: new Uint8Array(width * height),
-});
-const paint = (m: Matte, x0: number, y0: number, x1: number, y1: number, v = 255) => {
-  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) m.alpha[y * m.width + x] = v;
-  return m;
-};
 /** A car seen from the side: a body from x 20..180, rows 40..90, and two wheels down to row 100. */
 const sideCar = () => {
   const m = blank(200, 120);
