@@ -1,3 +1,4 @@
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defaultModelSearchDirs, locateModel } from '#models/locate.ts';
@@ -6,7 +7,11 @@ import type { ModelId } from '#models/manifest.ts';
 export interface ModelOptions {
   /** Searched before the default places (`.cache/models`, `../shared/models`, `/opt/models`). */
   modelsDir?: string;
-  /** onnxruntime intra-op threads; 0 leaves onnxruntime's own choice. */
+  /**
+   * onnxruntime intra-op threads per session; 0 (the default) means every CPU this process may use.
+   * onnxruntime's own default is one thread per *physical* core: on a 2-vCPU host that is one thread, and
+   * ISNet took 5.1 s where two threads took 3.5 s (decisions.md).
+   */
   threads?: number;
 }
 
@@ -25,7 +30,7 @@ export function modelCache(options: ModelOptions) {
   const loaded = new Map<string, Promise<unknown>>();
   return {
     searchDirs,
-    threads: options.threads ?? 0,
+    threads: options.threads || os.availableParallelism(),
     /** The verified file of a model, then `create` over it, memoised under `key`. */
     get<T>(key: string, id: ModelId, create: (file: string) => Promise<T>): Promise<T> {
       let model = loaded.get(key) as Promise<T> | undefined;

@@ -42,7 +42,7 @@ export interface IsnetOptions {
 export async function isnetSegmenter(models: ModelCache): Promise<Segmenter> {
   await ensureIsnetModel(models.searchDirs);
   return models.get('segmenter', 'isnet', (file) =>
-    createIsnetSegmenter(file, models.threads ? { intraOpNumThreads: models.threads } : {}),
+    createIsnetSegmenter(file, { intraOpNumThreads: models.threads }),
   );
 }
 

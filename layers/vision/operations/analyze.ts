@@ -28,7 +28,7 @@ export interface AnalyzeModels {
   readonly features: FeatureExtractor;
 }
 
-const threads = (models: ModelCache) => (models.threads ? { intraOpNumThreads: models.threads } : {});
+const threads = (models: ModelCache) => ({ intraOpNumThreads: models.threads });
 
 export const carDetector = (models: ModelCache): Promise<ObjectDetector> =>
   models.get('car-detector', 'nanodet-plus', (file) => createCarDetector(file, threads(models)));

@@ -6,7 +6,7 @@ import { hidePlates } from './hide-plates.ts';
 
 export const plateDetector = (models: ModelCache): Promise<PlateDetector> =>
   models.get('plate-detector', 'lpd-yunet', (file) =>
-    createPlateDetector(file, models.threads ? { intraOpNumThreads: models.threads } : {}),
+    createPlateDetector(file, { intraOpNumThreads: models.threads }),
   );
 
 /** `plate`: every detected plate filled with the plate colour. */
