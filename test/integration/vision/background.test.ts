@@ -88,7 +88,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
       'background_mask.png': ['background_mask_url', 'mask_url'],
     });
     expect(result.modelVersion).toEqual({
-      segmenter: MODELS.isnet.version,
+      segmenter: MODELS['isnet-fp32'].version,
       car_detector: MODELS['nanodet-plus'].version,
     });
     expect(result.platesDetected).toBeUndefined();
@@ -267,7 +267,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
       'plate_mask.png': ['plate_mask_url'],
     });
     expect(result.modelVersion).toEqual({
-      segmenter: MODELS.isnet.version,
+      segmenter: MODELS['isnet-fp32'].version,
       car_detector: MODELS['nanodet-plus'].version,
       plate_detector: MODELS['lpd-yunet'].version,
     });
