@@ -63,3 +63,141 @@ export async function encodeResult(image: DecodedImage): Promise<EncodedImage> {
   // mozjpeg mode (trellis, progressive scans) took 7x as long on a 9 MP photo (0.7-1 s) to save 20% of bytes.
   return { data: await raw.jpeg({ quality: 92, mozjpeg: false }).toBuffer(), contentType: 'image/jpeg' };
 }
+
+/**
+ * A source whose pixels are decoded on demand at the scale a step needs: the plate detector's
+ * whole-photo pass reads a 640 px picture, so a 12 MP JPEG is decoded for it at a quarter of its size
+ * (libjpeg's shrink-on-load: about 35 ms against 170 ms for every pixel). Sizes are the photo's after
+ * EXIF orientation, as `decodeSource` gives them.
+ */
+export interface SourceLevels {
+  readonly width: number;
+  readonly height: number;
+  readonly format: ImageType;
+  /**
+   * The photo at the coarsest of 1, 1/2, 1/4 and 1/8 of its size that is at least `scale` of it, decoded
+   * as `decodeSource` decodes (8-bit sRGB, oriented, alpha only for PNG); each level decoded once.
+   * PNG sources have no shrink-on-load and always give the whole photo.
+   */
+  atScale(scale: number): Promise<DecodedImage>;
+}
+
+const SHRINK_FACTORS = [8, 4, 2] as const;
+
+/** Reads the header only (type, oriented size, pixel limit); pixels are decoded by `atScale`. */
+export async function openSource(bytes: Buffer, options: DecodeOptions = {}): Promise<SourceLevels> {
+  const format = sniffImageType(bytes);
+  if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
+  const { maxPixels = 100_000_000 } = options;
+  let size: { width: number; height: number };
+  try {
+    const meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();
+    if (meta.width * meta.height > maxPixels) throw new Error('Input image exceeds pixel limit');
+    size = meta.autoOrient;
+  } catch (error) {
+    if (/pixel limit/i.test((error as Error).message)) {
+      throw new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
+    }
+    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
+  }
+  const levels = new Map<number, Promise<DecodedImage>>();
+  const decodeAt = (factor: number): Promise<DecodedImage> => {
+    let level = levels.get(factor);
+    if (!level) {
+      level =
+        factor === 1
+          ? decodeSource(bytes, options)
+          : decodeShrunk(bytes, format, maxPixels, {
+              width: Math.ceil(size.width / factor),
+              height: Math.ceil(size.height / factor),
+            });
+      levels.set(factor, level);
+    }
+    return level;
+  };
+  return {
+    ...size,
+    format,
+    atScale(scale) {
+      if (format === 'image/png') return decodeAt(1);
+      const factor = SHRINK_FACTORS.find(
+        (f) =>
+          Math.ceil(size.width / f) >= scale * size.width &&
+          Math.ceil(size.height / f) >= scale * size.height,
+      );
+      return decodeAt(factor ?? 1);
+    },
+  };
+}
+
+/**
+ * `decodeSource` at a smaller size: asked for exactly the shrink-on-load size, sharp decodes a JPEG at
+ * 1/2, 1/4 or 1/8 scale in the IDCT (a WEBP in its decoder) and has nothing left to resample.
+ */
+async function decodeShrunk(
+  bytes: Buffer,
+  format: ImageType,
+  maxPixels: number,
+  size: { width: number; height: number },
+): Promise<DecodedImage> {
+  try {
+    const { data, info } = await sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels })
+      .resize(size.width, size.height, { fit: 'fill' })
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .raw({ depth: 'uchar' })
+      .toBuffer({ resolveWithObject: true });
+    if (info.channels !== 3) throw new Error(`decoded to ${info.channels} channels`);
+    return { width: info.width, height: info.height, channels: 3, format, pixels: data };
+  } catch (error) {
+    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
+  }
+}
+
+/** An RGBA tile laid over the photo at (left, top), composited with `over`. */
+export interface Overlay {
+  readonly left: number;
+  readonly top: number;
+  readonly width: number;
+  readonly height: number;
+  readonly rgba: Buffer;
+}
+
+/**
+ * `encodeResult(decodeSource(bytes))` with `overlays` composited on top, in one libvips pass from the
+ * source's bytes to the JPEG: the decode streams into the encode, and no full-size buffer reaches
+ * JavaScript (a 12 MP photo: about 0.1 s against 0.17 s to decode plus 0.1-0.3 s to encode). JPEG and
+ * WEBP sources only: a PNG result keeps its alpha, which `over` would treat differently from a fill.
+ */
+export async function encodeWithOverlays(
+  bytes: Buffer,
+  overlays: readonly Overlay[],
+  options: DecodeOptions = {},
+): Promise<EncodedImage> {
+  const format = sniffImageType(bytes);
+  if (format !== 'image/jpeg' && format !== 'image/webp') {
+    throw new UnsupportedMediaTypeError('Overlays are encoded in one pass for JPEG and WEBP sources only');
+  }
+  const { maxPixels = 100_000_000 } = options;
+  try {
+    const data = await sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels })
+      .flatten({ background: '#ffffff' })
+      .toColourspace('srgb')
+      .composite(
+        overlays.map((o) => ({
+          input: o.rgba,
+          raw: { width: o.width, height: o.height, channels: 4 as const },
+          left: o.left,
+          top: o.top,
+        })),
+      )
+      .jpeg({ quality: 92, mozjpeg: false })
+      .toBuffer();
+    return { data, contentType: 'image/jpeg' };
+  } catch (error) {
+    if (/pixel limit/i.test((error as Error).message)) {
+      throw new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
+    }
+    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
+  }
+}

@@ -2,7 +2,7 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
 import { MODELS } from '#models/manifest.ts';
-import type { DecodedImage } from '#vision/image-io.ts';
+import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import {
   type Box,
   orderCornersClockwise,
@@ -20,6 +20,7 @@ import {
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
 import {
+  LOOK_MIN_CROP,
   LOOK_WIDTH,
   lookRegion,
   MAX_PROPOSALS,
@@ -58,11 +59,13 @@ export interface PlateDetector {
   detect(image: DecodedImage, options?: DetectOptions): Promise<PlateDetection[]>;
   /**
    * Every proposal of the whole-photo pass with its close looks, unjudged. Looks that cannot lift a
-   * candidate to `threshold` (default: the shipped rule's) are not taken and score 0.
+   * candidate to `threshold` (default: the shipped rule's) are not taken and score 0. From `SourceLevels`,
+   * each pass reads the coarsest decode that holds what it needs (`levelScale`), so that a 12 MP photo is
+   * seldom decoded whole.
    */
-  candidates(image: DecodedImage, options?: { threshold?: number }): Promise<PlateCandidate[]>;
+  candidates(image: DecodedImage | SourceLevels, options?: { threshold?: number }): Promise<PlateCandidate[]>;
   /** The plates to fill: candidates that pass `rule` (the shipped one by default), best first. */
-  find(image: DecodedImage, rule?: PlateRule): Promise<PlateDetection[]>;
+  find(image: DecodedImage | SourceLevels, rule?: PlateRule): Promise<PlateDetection[]>;
 }
 
 export interface PlateDetectorOptions extends DetectOptions {
@@ -110,11 +113,26 @@ export async function createPlateDetector(
     return priors;
   };
 
-  const detect: PlateDetector['detect'] = async (image, detectOptions = {}) => {
+  /**
+   * One pass on `image`, a decode of a photo of size `photo` (the same, or smaller by shrink-on-load):
+   * regions come and quads go in the photo's pixels.
+   */
+  const detectIn = async (
+    image: DecodedImage,
+    photo: Size,
+    detectOptions: DetectOptions = {},
+  ): Promise<PlateDetection[]> => {
     const opts = { ...defaults, ...detectOptions };
-    const region = opts.region ? clipRegion(opts.region, image) : undefined;
+    const sx = image.width / photo.width;
+    const sy = image.height / photo.height;
+    const region = opts.region
+      ? clipRegion(
+          { x: opts.region.x * sx, y: opts.region.y * sy, w: opts.region.w * sx, h: opts.region.h * sy },
+          image,
+        )
+      : undefined;
     const seen = region ? { width: region.w, height: region.h } : image;
-    const input = lpdInputSize(seen, opts);
+    const input = lpdInputSize(region ? { width: region.w / sx, height: region.h / sy } : photo, opts);
     const tensor = await toInputTensor(image, input, region, opts.mirror === true);
     const out = await session.run({ input: tensor });
     const candidates = decodeLpdYunet(
@@ -131,19 +149,35 @@ export async function createPlateDetector(
         ? orderCornersClockwise(quad.map((p) => ({ x: input.width - p.x, y: p.y })) as unknown as Corners)
         : quad;
       const scaled = scaleQuad(unmirrored, input, seen);
-      const sourceQuad = region
-        ? (scaled.map((p) => ({ x: p.x + region.x, y: p.y + region.y })) as unknown as Quad)
-        : scaled;
+      const sourceQuad = (
+        region
+          ? scaled.map((p) => ({ x: (p.x + region.x) / sx, y: (p.y + region.y) / sy }))
+          : scaleQuad(scaled, image, photo)
+      ) as Quad;
       return { quad: sourceQuad, box: quadBoundingBox(sourceQuad), score };
     });
   };
 
+  const detect: PlateDetector['detect'] = (image, detectOptions = {}) =>
+    detectIn(image, image, detectOptions);
+
   const candidates: PlateDetector['candidates'] = async (
-    image,
+    source,
     { threshold = PLATE_RULE.threshold } = {},
   ) => {
-    const proposals = (await detect(image, { scoreThreshold: PROPOSAL_FLOOR })).slice(0, MAX_PROPOSALS);
+    const levels = 'atScale' in source ? source : wholeLevels(source);
+    const photo = { width: levels.width, height: levels.height };
+    const at = async (scale: number, options: DetectOptions) =>
+      detectIn(await levels.atScale(scale), photo, options);
+    const whole = { scoreThreshold: PROPOSAL_FLOOR };
+    const proposals = (
+      await at(levelScale(photo, lpdInputSize(photo, { ...defaults, ...whole })), whole)
+    ).slice(0, MAX_PROPOSALS);
     const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
+    const lookAt = (box: Box, mirror: boolean) => {
+      const region = lookRegion(box);
+      return at(lookScale(region, photo), { ...look, region, mirror });
+    };
     // Candidates on one place are merged, each look's best score counting (`mergeCandidates`), so a
     // look is skipped only when no candidate of the photo could pass whatever it gives: the decision is
     // then the same as with every look taken, at any threshold at or above the one given.
@@ -153,7 +187,7 @@ export async function createPlateDetector(
     for (const proposal of proposals) {
       directs.push(
         mayReach([best], threshold)
-          ? sameDetection(proposal.box, await detect(image, { ...look, region: lookRegion(proposal.box) }))
+          ? sameDetection(proposal.box, await lookAt(proposal.box, false))
           : undefined,
       );
     }
@@ -163,10 +197,7 @@ export async function createPlateDetector(
       const direct = directs[i];
       const mirrored =
         direct && mayReach([best, bestDirect], threshold)
-          ? sameDetection(
-              proposal.box,
-              await detect(image, { ...look, region: lookRegion(proposal.box), mirror: true }),
-            )
+          ? sameDetection(proposal.box, await lookAt(proposal.box, true))
           : undefined;
       const quad = direct?.quad ?? proposal.quad;
       result.push({
@@ -190,6 +221,25 @@ export async function createPlateDetector(
       }));
     },
   };
+}
+
+/** A photo already decoded whole, as levels: every pass reads it. */
+function wholeLevels(image: DecodedImage): SourceLevels {
+  return { width: image.width, height: image.height, format: image.format, atScale: async () => image };
+}
+
+/** The scale of the photo (share of its width and height) a pass whose input is `input` needs. */
+function levelScale(photo: Size, input: Size): number {
+  return Math.min(1, Math.max(input.width / photo.width, input.height / photo.height));
+}
+
+/**
+ * A close look reads a level on which its crop is at least `LOOK_MIN_CROP` px wide, the whole photo when
+ * none is: a 12 MP photo's look at a plate a tenth of its width comes from its half-size decode.
+ */
+function lookScale(region: Box, photo: Size): number {
+  const w = Math.min(photo.width, region.x + region.w) - Math.max(0, region.x);
+  return w > 0 ? Math.min(1, LOOK_MIN_CROP / w) : 1;
 }
 
 /** Whole pixels inside the image, at least one a side. */

@@ -19,7 +19,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { decodeSource } from '#vision/image-io.ts';
+import { decodeSource, openSource } from '#vision/image-io.ts';
 import { type Box, boxIoU, type Size } from '#vision/math/geometry.ts';
 import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
 import {
@@ -284,12 +284,13 @@ async function evalPlateless(evalDir: string, models: ModelCache): Promise<void>
   );
   const groups = new Map<string, { photos: number; before: number[]; now: number[] }>();
   for (const [file, type] of rows) {
-    const image = await decodeSource(await readFile(path.join(evalDir, file!)));
+    const bytes = await readFile(path.join(evalDir, file!));
+    const image = await decodeSource(bytes);
     const vehicles = (await cars.detect(image, { scoreThreshold: VEHICLE_SCORE }))
       .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
       .map((o) => o.box);
     const before = await detector.detect(image, { scoreThreshold: OLD_THRESHOLD });
-    const now = await detector.find(image);
+    const now = await detector.find(await openSource(bytes));
     const key = type === 'interior' ? 'interiors' : 'side views';
     const g = groups.get(key) ?? { photos: 0, before: [0, 0, 0], now: [0, 0, 0] };
     g.photos++;
@@ -338,10 +339,14 @@ async function observePhotos(evalDir: string, models: ModelCache): Promise<Plate
   const otherRows = await readCsv(path.join(import.meta.dirname, 'plates-other.csv'));
   const photos: PlatePhoto[] = [];
   for (const [file, region, x, y, w, h] of await readCsv(path.join(evalDir, 'plates.csv'))) {
-    const image = await decodeSource(await readFile(path.join(evalDir, file!)));
+    const bytes = await readFile(path.join(evalDir, file!));
+    const image = await decodeSource(bytes);
     const [before, candidates, objects] = [
       await detector.detect(image, { scoreThreshold: OLD_THRESHOLD }),
-      await detector.candidates(image, { threshold: Math.min(...ruleGrid().map((r) => r.threshold)) }),
+      // From the source's bytes, as `plate` and `plate_mask` read it: each pass on the decode it needs.
+      await detector.candidates(await openSource(bytes), {
+        threshold: Math.min(...ruleGrid().map((r) => r.threshold)),
+      }),
       await cars.detect(image, { scoreThreshold: VEHICLE_SCORE }),
     ];
     const label = toBox(x, y, w, h);

@@ -16,6 +16,11 @@ export const MAX_PROPOSALS = 5;
 export const LOOK_CONTEXT = 3;
 /** The crop is scaled, up or down, to this width for the close look. */
 export const LOOK_WIDTH = 384;
+/**
+ * A close look's crop is read from the coarsest decode of the photo on which it is at least this wide
+ * (from the whole photo when none is): at `LOOK_WIDTH`, a look never reads fewer pixels than it is fed.
+ */
+export const LOOK_MIN_CROP = LOOK_WIDTH;
 
 /** One proposal with its three scores; `quad` is the close look's when it found the plate again. */
 export interface PlateCandidate {

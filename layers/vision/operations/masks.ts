@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type DecodedImage, decodeSource } from '#vision/image-io.ts';
+import { type DecodedImage, decodeSource, openSource } from '#vision/image-io.ts';
 import type { Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
@@ -77,7 +77,8 @@ export async function plateMaskOperation(
   input: OperationInput,
 ): Promise<OperationResult> {
   const detector = await plateDetector(models);
-  const image = await decodeSource(input.source);
+  // Only the photo's size is needed at full resolution: the detector decodes what it reads.
+  const image = await openSource(input.source);
   const plates = await detector.find(image);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   const mask = plateMask(

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { SourceImageError, UnsupportedMediaTypeError } from '#core/errors.ts';
-import { decodeSource, encodeResult } from '#vision/image-io.ts';
+import { decodeSource, encodeResult, encodeWithOverlays, openSource } from '#vision/image-io.ts';
 
 const rgb = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 10 } } });
@@ -68,5 +68,126 @@ describe('encodeResult', () => {
     expect(webp.contentType).toBe('image/jpeg');
     const png = await encodeResult(await decodeSource(await rgb(4, 4).png().toBuffer()));
     expect([png.contentType, (await sharp(png.data).metadata()).format]).toEqual(['image/png', 'png']);
+  });
+});
+
+/** 800x400, red on the left half and blue on the right: orientation and scale show in its pixels. */
+const halves = () =>
+  sharp({ create: { width: 800, height: 400, channels: 3, background: { r: 220, g: 20, b: 20 } } }).composite(
+    [
+      {
+        input: { create: { width: 400, height: 400, channels: 3, background: { r: 20, g: 20, b: 220 } } },
+        left: 400,
+        top: 0,
+      },
+    ],
+  );
+const pixel = (image: { width: number; channels: number; pixels: Buffer }, x: number, y: number) => {
+  const o = (y * image.width + x) * image.channels;
+  return [...image.pixels.subarray(o, o + 3)];
+};
+const near = (a: number[], b: number[], by: number) => a.every((v, i) => Math.abs(v - b[i]!) <= by);
+
+describe('openSource', () => {
+  it('shrinks an EXIF-rotated JPEG on load in the orientation decodeSource gives', async () => {
+    // Stored a quarter turn clockwise, with the tag that turns it back: upright it is 800x400.
+    const stored = await (
+      await halves()
+        .png()
+        .toBuffer()
+        .then((b) => sharp(b).rotate(90))
+    )
+      .jpeg({ quality: 95 })
+      .withMetadata({ orientation: 8 })
+      .toBuffer();
+    const levels = await openSource(stored);
+    expect([levels.width, levels.height, levels.format]).toEqual([800, 400, 'image/jpeg']);
+    const quarter = await levels.atScale(0.2);
+    expect([quarter.width, quarter.height, quarter.channels]).toEqual([200, 100, 3]);
+    const whole = await decodeSource(stored);
+    for (const [x, y] of [
+      [20, 50],
+      [180, 50],
+    ] as const) {
+      expect(near(pixel(quarter, x, y), pixel(whole, x * 4, y * 4), 12)).toBe(true);
+    }
+    expect(near(pixel(quarter, 20, 50), [220, 20, 20], 16)).toBe(true);
+    // Asked for more than a half, the whole photo.
+    expect((await levels.atScale(0.6)).pixels.equals(whole.pixels)).toBe(true);
+  });
+
+  it('gives 8-bit sRGB at every level for CMYK and greyscale JPEGs, and the whole photo for PNG', async () => {
+    const cmyk = await openSource(await halves().toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer());
+    const small = await cmyk.atScale(0.125);
+    expect([small.width, small.height, small.channels]).toEqual([100, 50, 3]);
+    expect(
+      near(
+        pixel(small, 10, 25),
+        pixel(
+          await decodeSource(await halves().toColourspace('cmyk').jpeg({ quality: 95 }).toBuffer()),
+          80,
+          200,
+        ),
+        12,
+      ),
+    ).toBe(true);
+    const grey = await (await openSource(await halves().greyscale().jpeg().toBuffer())).atScale(0.25);
+    expect([grey.width, grey.channels]).toEqual([200, 3]);
+    const png = await openSource(await halves().png().toBuffer());
+    expect((await png.atScale(0.1)).width).toBe(800);
+  });
+
+  it('refuses what decodeSource refuses, before decoding pixels', async () => {
+    await expect(openSource(await rgb(4, 4).gif().toBuffer())).rejects.toBeInstanceOf(
+      UnsupportedMediaTypeError,
+    );
+    await expect(openSource(await rgb(64, 64).jpeg().toBuffer(), { maxPixels: 1000 })).rejects.toThrow(
+      'more than 1000 pixels',
+    );
+  });
+});
+
+describe('encodeWithOverlays', () => {
+  it('with no overlay, writes the very bytes encodeResult writes for the decoded source', async () => {
+    const sources = {
+      jpeg: await halves().jpeg().toBuffer(),
+      cmyk: await halves().toColourspace('cmyk').jpeg().toBuffer(),
+      grey: await halves().greyscale().jpeg().toBuffer(),
+      rotated: await halves().jpeg().withMetadata({ orientation: 6 }).toBuffer(),
+      'transparent webp': await sharp({
+        create: { width: 40, height: 20, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+      })
+        .webp({ lossless: true })
+        .toBuffer(),
+    };
+    for (const [name, bytes] of Object.entries(sources)) {
+      const once = await encodeWithOverlays(bytes, []);
+      expect([
+        name,
+        once.contentType,
+        once.data.equals((await encodeResult(await decodeSource(bytes))).data),
+      ]).toEqual([name, 'image/jpeg', true]);
+      const meta = await sharp(once.data).metadata();
+      expect([meta.exif, meta.icc, meta.xmp, meta.orientation]).toEqual([
+        undefined,
+        undefined,
+        undefined,
+        undefined,
+      ]);
+    }
+  });
+
+  it('lays each tile over the photo where it is placed, and refuses PNG sources', async () => {
+    const rgba = Buffer.alloc(64 * 32 * 4);
+    for (let i = 0; i < rgba.length; i += 4) rgba.set([0, 255, 0, 255], i);
+    const out = await encodeWithOverlays(await halves().jpeg({ quality: 95 }).toBuffer(), [
+      { left: 500, top: 100, width: 64, height: 32, rgba },
+    ]);
+    const decoded = await decodeSource(out.data);
+    expect(near(pixel(decoded, 532, 116), [0, 255, 0], 12)).toBe(true);
+    expect(near(pixel(decoded, 532, 200), [20, 20, 220], 12)).toBe(true);
+    await expect(encodeWithOverlays(await halves().png().toBuffer(), [])).rejects.toBeInstanceOf(
+      UnsupportedMediaTypeError,
+    );
   });
 });
