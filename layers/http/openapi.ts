@@ -1,7 +1,9 @@
 /**
- * The OpenAPI 3.1 document of the API, generated from the zod schemas in ./schemas.ts.
- * `OPERATIONS` below has one entry per route of the route table (lib/config.ts, without the `/api/v1`
- * prefix); the unit test fails when the two disagree.
+ * The OpenAPI 3.1 document of the API, built from the endpoints' contracts: each
+ * `functions/api/<endpoint>/schema.ts` gives its routes and the schemas only it uses (the run-time ones),
+ * ./schemas.ts what several share, and this file what is not per endpoint: errors, limits, security,
+ * webhooks and the generation. functions/api/openapi.ts lists the endpoints; the unit test fails when
+ * their routes and the route table (lib/config.ts) disagree.
  */
 import { z } from 'zod';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
@@ -29,10 +31,7 @@ import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import type { AuthMode } from './http-stack.ts';
 import { addExamples } from './openapi-examples.ts';
 import {
-  downloadBatchQuery,
   idempotencyKey,
-  listFilesQuery,
-  listJobsQuery,
   pathParameters,
   requestSchemas,
   responseSchemas,
@@ -177,30 +176,71 @@ const ALL_ERRORS = Object.keys(ERRORS).map(Number) as ErrorStatus[];
 
 // ---------------------------------------------------------------- operations
 
-interface ResponseSpec {
+/** A response of a route; `Name` is a schema component of the endpoint or of ./schemas.ts. */
+export interface ResponseSpec<Name extends string = string> {
   description: string;
-  /** A component of ./schemas.ts; omitted for a response without a body. */
-  schema?: SchemaName;
+  /** A schema component; omitted for a response without a body. */
+  schema?: Name;
   mediaType?: string;
   headers?: Record<string, Json>;
 }
 
-interface OperationSpec {
+/** A route's entry in the document. */
+export interface OperationSpec<Name extends string = string> {
   operationId: string;
   summary: string;
   description?: string;
   tag: (typeof TAGS)[number]['name'];
   /** The `auth` the route's handler gives httpStack. */
   auth: AuthMode;
+  /** The run-time schema its query is parsed with. */
   query?: z.ZodObject;
   /** Takes an `Idempotency-Key` header. */
   idempotent?: boolean;
   /** Media type → request component. */
-  body?: Record<string, SchemaName>;
+  body?: Record<string, Name>;
   bodyDescription?: string;
-  responses: Record<number, ResponseSpec>;
+  responses: Record<number, ResponseSpec<Name>>;
   /** Defaults to every status of section 7 on authenticated routes. */
   errors?: readonly ErrorStatus[];
+}
+
+type Schemas = Record<string, z.ZodType>;
+
+/**
+ * What one endpoint (`functions/api/<endpoint>/schema.ts`) puts into the document: its routes, keyed
+ * `METHOD path` as in lib/config.ts without the `/api/v1` prefix, and the schema components only it uses.
+ * What several endpoints share is in ./schemas.ts.
+ */
+export interface EndpointContract<Req extends Schemas = Schemas, Res extends Schemas = Schemas> {
+  operations: Record<string, OperationSpec>;
+  /** Request bodies, read as their input type, by component name. */
+  requestSchemas: Req;
+  /** Response bodies, read as their output type, by component name. */
+  responseSchemas: Res;
+  /** Path parameters only this endpoint's routes have, by name. */
+  pathParameters: Schemas;
+}
+
+/** An endpoint's contract; its routes may name only its own components and the shared ones. */
+export function endpointContract<
+  Req extends Schemas = Record<never, never>,
+  Res extends Schemas = Record<never, never>,
+>(contract: {
+  requestSchemas?: Req;
+  responseSchemas?: Res;
+  pathParameters?: Schemas;
+  operations: Record<
+    string,
+    OperationSpec<SchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
+  >;
+}): EndpointContract<Req, Res> {
+  return {
+    operations: contract.operations,
+    requestSchemas: contract.requestSchemas ?? ({} as Req),
+    responseSchemas: contract.responseSchemas ?? ({} as Res),
+    pathParameters: contract.pathParameters ?? {},
+  };
 }
 
 const TAGS = [
@@ -220,322 +260,17 @@ const TAGS = [
   { name: 'Meta', description: 'This document.' },
 ] as const;
 
-const json = (schema: SchemaName, description: string, extra: Partial<ResponseSpec> = {}): ResponseSpec => ({
-  description,
-  schema,
-  ...extra,
+/** A JSON answer with the schema component `schema`. */
+export const json = <Name extends string>(
+  schema: Name,
+  description: string,
+  extra: Partial<ResponseSpec<Name>> = {},
+): ResponseSpec<Name> => ({ description, schema, ...extra });
+export const location = (description: string) => ({
+  Location: { description, schema: { type: 'string' } },
 });
-const location = (description: string) => ({ Location: { description, schema: { type: 'string' } } });
-const JOB_BODY = { 'application/json': 'JobInput', 'multipart/form-data': 'JobInputForm' } as const;
-const WEBHOOK_BODY = {
-  'application/json': 'WebhookUpdate',
-  'application/x-www-form-urlencoded': 'WebhookUpdate',
-  'multipart/form-data': 'WebhookUpdate',
-} as const;
-const JOB_LOCATION = { headers: location('Path of the job.') };
-const REPLAY =
-  'Replay: this `Idempotency-Key` was used before with an identical body and that job has finished; ' +
-  'the job envelope is returned again.';
-
-const webhookUpdate = (method: string): OperationSpec => ({
-  operationId: `${method}Webhook`,
-  summary: 'Set the default webhook of the key',
-  description: 'An empty `webhook_url` disables the webhook.',
-  tag: 'Account',
-  auth: 'key',
-  body: WEBHOOK_BODY,
-  responses: { 200: json('WebhookSetting', 'The new setting.') },
-});
-
-/** Keyed by `METHOD path`, the path as in lib/config.ts without the `/api/v1` prefix. */
-export const OPERATIONS: Record<string, OperationSpec> = {
-  'POST /jobs': {
-    operationId: 'createJob',
-    summary: 'Create a processing or analysis job',
-    description:
-      'The job runs asynchronously: poll `status_url`/`links.self` or wait for the webhook. Credits are ' +
-      'reserved now and charged on success.',
-    tag: 'Jobs',
-    auth: 'key-or-guest',
-    idempotent: true,
-    body: JOB_BODY,
-    responses: {
-      202: json(
-        'JobEnvelope',
-        'Accepted: the job is queued. A repeated `Idempotency-Key` for a job still running returns that job, also with 202.',
-        JOB_LOCATION,
-      ),
-      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
-    },
-  },
-  'GET /jobs': {
-    operationId: 'listJobs',
-    summary: 'List the caller’s jobs',
-    description: 'Only jobs of the calling key (or guest session), newest first.',
-    tag: 'Jobs',
-    auth: 'key-or-guest',
-    query: listJobsQuery,
-    responses: { 200: json('JobList', 'A page of jobs.') },
-  },
-  'GET /jobs/{job_id}': {
-    operationId: 'getJob',
-    summary: 'Read a job',
-    description: 'The job envelope. Another owner’s job answers 404.',
-    tag: 'Jobs',
-    auth: 'key-or-guest',
-    responses: { 200: json('JobEnvelope', 'The job.') },
-  },
-  'POST /jobs/{job_id}/cancel': {
-    operationId: 'cancelJob',
-    summary: 'Cancel a job',
-    description: 'A job that already succeeded or failed cannot be cancelled (409).',
-    tag: 'Jobs',
-    auth: 'key-or-guest',
-    responses: {
-      200: json(
-        'JobEnvelope',
-        'Cancelled: a queued job at once, its reservation released; an already cancelled job as it is.',
-      ),
-      202: json(
-        'JobEnvelope',
-        'Cancellation requested for a processing job: `cancel_requested` is true and the job becomes ' +
-          '`cancelled` at its next step, with nothing charged.',
-      ),
-    },
-  },
-  'POST /jobs/{job_id}/retry': {
-    operationId: 'retryJob',
-    summary: 'Retry a failed job',
-    description: 'Only a failed job can be retried; anything else is 409.',
-    tag: 'Jobs',
-    auth: 'key-or-guest',
-    responses: {
-      202: json('JobEnvelope', 'The job is queued again, with a new credit reservation.'),
-      200: json(
-        'JobEnvelope',
-        'The job is already running again because of an earlier retry; it is returned as it is, so the ' +
-          'call can be repeated safely.',
-      ),
-    },
-  },
-  'GET /jobs/{job_id}/deliveries': {
-    operationId: 'listDeliveries',
-    summary: 'Read the webhook delivery log of a job',
-    description:
-      'Every delivery of the job’s final JSON to its webhook, with each attempt’s time, HTTP status and ' +
-      'latency. Only the job’s owner sees it; anyone else gets 404.',
-    tag: 'Webhooks',
-    auth: 'key-or-guest',
-    responses: { 200: json('DeliveryLog', 'The delivery log, newest delivery first.') },
-  },
-  'POST /jobs/{job_id}/deliveries/redeliver': {
-    operationId: 'redeliverWebhook',
-    summary: 'Send the final job JSON to the webhook again',
-    description:
-      'One attempt, now, as a new delivery (new `X-Service-Delivery`), signed and logged like the automatic ' +
-      'ones; the body is what polling returns at this moment. 409 when the job is not finished or has no ' +
-      'webhook URL.',
-    tag: 'Webhooks',
-    auth: 'key-or-guest',
-    responses: {
-      200: json(
-        'WebhookDelivery',
-        'The delivery and its attempt, whatever the receiver answered: see `status` and `attempts[0]`.',
-      ),
-    },
-  },
-  'GET /results/{job_id}/{name}': {
-    operationId: 'getResult',
-    summary: 'Download a result file',
-    description:
-      'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
-      'Results are kept 30 days.',
-    tag: 'Results',
-    auth: 'none',
-    responses: {
-      302: {
-        description: 'Redirect to the file.',
-        headers: location('Presigned storage link, valid 15 minutes.'),
-      },
-    },
-    errors: [404, 500],
-  },
-  'POST /uploads': {
-    operationId: 'createUpload',
-    summary: 'Open a direct upload (photos over the request limit, archives up to 2 GB)',
-    description:
-      'Needs an account key. Answers a presigned storage URL: PUT the file there yourself (plain HTTP, ' +
-      'no key), with the `content-type` header given and exactly `size` bytes; storage refuses any other ' +
-      'type or length (403). Then name the file as `upload_id` in POST /jobs, /process, /analyze, /assets ' +
-      '(photos) or /batches (ZIP archives), JSON or form. An upload may be used by any number of requests ' +
-      'of its owner for 24 hours (then 410); another owner’s is 404; one not yet PUT is 409; one whose ' +
-      'stored size differs from `size` is 400; bytes that are not an image (or not a ZIP for batches) are ' +
-      '415. Nothing is charged for an upload or for a refused use of it. Limits: photos 40 MB and 100 ' +
-      'megapixels, archives 2 GB (413 over).',
-    tag: 'Uploads',
-    auth: 'key',
-    body: { 'application/json': 'UploadRequest', 'application/x-www-form-urlencoded': 'UploadRequest' },
-    responses: { 201: json('UploadCreated', 'Upload opened: PUT the file to `url`.') },
-  },
-  'POST /assets': {
-    operationId: 'createAsset',
-    summary: 'Upload a reusable image',
-    description:
-      'Needs an account key. The body schema is that of job creation; the source image (`file` or `url`) ' +
-      'is stored. Reference the asset later as `asset_id` in a job input.',
-    tag: 'Assets',
-    auth: 'key',
-    body: JOB_BODY,
-    responses: { 201: json('Asset', 'Stored.') },
-  },
-  'GET /files': {
-    operationId: 'listFiles',
-    summary: 'List the caller’s files',
-    description: 'Ordinary keys see their own files; an administrator keeps the legacy global listing.',
-    tag: 'Files',
-    auth: 'key',
-    query: listFilesQuery,
-    responses: { 200: json('FileList', 'A page of files.') },
-  },
-  'DELETE /files/{file_id}': {
-    operationId: 'deleteFile',
-    summary: 'Delete a file',
-    tag: 'Files',
-    auth: 'key',
-    responses: { 200: json('ResultFlag', 'Deleted.') },
-  },
-  'POST /batches': {
-    operationId: 'createBatch',
-    summary: 'Upload a ZIP archive as a batch',
-    description:
-      'Needs an account key. Not idempotent: every upload is a new batch. Every photo becomes an ordinary ' +
-      'job when its turn comes, reserving its 5 credits then (not now), and is charged only if it succeeds; ' +
-      'at most `concurrency` run at once. 402 when the account cannot pay for one photo; 415 when `archive` ' +
-      'is not a ZIP; 400 for an entry that could leave the folder it is unpacked into (`..`, absolute paths, ' +
-      'links) or an archive without photos; 413 naming the limit an archive exceeds (entries, entry size, ' +
-      'total uncompressed size, compression ratio).',
-    tag: 'Batches',
-    auth: 'key',
-    body: { 'multipart/form-data': 'BatchForm', 'application/json': 'BatchInput' },
-    responses: {
-      202: json('BatchCreated', 'Accepted: the batch is processing.', {
-        headers: location('Path of the batch.'),
-      }),
-    },
-  },
-  'GET /batches/{batch_id}': {
-    operationId: 'getBatch',
-    summary: 'Read a batch',
-    description: 'The batch with every item. Another owner’s batch answers 404.',
-    tag: 'Batches',
-    auth: 'key',
-    responses: { 200: json('BatchEnvelope', 'The batch.') },
-  },
-  'POST /batches/{batch_id}/{action}': {
-    operationId: 'controlBatch',
-    summary: 'Pause, resume, cancel or retry a batch',
-    description:
-      'No body. `pause`: stop starting photos, the running ones finish (processing → paused). `resume`: start ' +
-      'them again (paused → processing; it pauses again at once, with `pause_reason`, while credits are ' +
-      'short). `cancel`: waiting photos are cancelled without reserving anything, running ones are cancelled ' +
-      'and their credits released (processing or paused → cancelled). `retry`: only the failed photos wait ' +
-      'again, each to become a new job with a new reservation (a completed batch processes again). ' +
-      'Repeating pause, resume or cancel changes nothing and answers 200; any other move its status does not ' +
-      'allow is 409, and so is a retry without failed photos.',
-    tag: 'Batches',
-    auth: 'key',
-    responses: { 200: json('BatchEnvelope', 'The batch after the action.') },
-  },
-  'GET /batches/{batch_id}/download': {
-    operationId: 'downloadBatch',
-    summary: 'Download the results of a batch as ZIP',
-    description:
-      'Answers 302 to a storage link (15 minutes) of an `application/zip` archive: a client that follows ' +
-      'redirects receives the ZIP with 200. API Gateway and Lambda cannot send large bodies themselves, so ' +
-      'the archive is streamed into storage once per state of the batch, by a workflow step (202 with ' +
-      '`Retry-After` until it is ready; 500 when building it failed), and served from there. It holds ' +
-      'each succeeded photo’s result under the photo’s own path, with the result’s extension, and ' +
-      '`manifest.json` (every item: status, output names, error). 409 while the batch is processing or ' +
-      'paused (unless `partial=true`) and while no photo has succeeded. A request whose `Accept` names ' +
-      '`application/json` and not `application/zip` gets the link as JSON (200) instead of the redirect: a ' +
-      'browser page cannot read a redirect’s `Location`, and following it would send its key to the storage.',
-    tag: 'Batches',
-    auth: 'key',
-    query: downloadBatchQuery,
-    responses: {
-      202: {
-        description:
-          'The archive of this state of the batch is being built by a workflow step: ask again after ' +
-          '`Retry-After` seconds. Body `{status: "building", retry_after, batch_id}`.',
-        headers: {
-          'Retry-After': { description: 'Seconds to wait before asking again.', schema: { type: 'integer' } },
-        },
-      },
-      200: json('BatchDownloadLink', 'The link to the archive, for `Accept: application/json`.'),
-      302: {
-        description: 'Redirect to the ZIP archive.',
-        headers: location('Presigned storage link to the archive, valid 15 minutes.'),
-      },
-    },
-  },
-  'POST /process': {
-    operationId: 'legacyProcess',
-    summary: 'Legacy: queue a processing job',
-    tag: 'Legacy',
-    auth: 'key-or-guest',
-    idempotent: true,
-    body: { 'multipart/form-data': 'LegacyProcessForm' },
-    responses: {
-      202: json('LegacyProcessCreated', 'Accepted: the job is queued.', JOB_LOCATION),
-      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
-    },
-  },
-  'POST /analyze': {
-    operationId: 'legacyAnalyze',
-    summary: 'Legacy: queue an analysis job',
-    description: 'The analysis arrives with the finished job (polling or webhook).',
-    tag: 'Legacy',
-    auth: 'key-or-guest',
-    idempotent: true,
-    body: { 'multipart/form-data': 'LegacyAnalyzeForm' },
-    responses: {
-      202: json('LegacyAnalyzeCreated', 'Accepted: the job is queued.', JOB_LOCATION),
-      200: json('JobEnvelope', REPLAY, JOB_LOCATION),
-    },
-  },
-  'GET /quota': {
-    operationId: 'getQuota',
-    summary: 'Credit balance of the calling key',
-    tag: 'Account',
-    auth: 'key-or-guest',
-    responses: { 200: json('Quota', 'The balance.') },
-  },
-  'GET /webhook': {
-    operationId: 'getWebhook',
-    summary: 'Read the default webhook of the key',
-    tag: 'Account',
-    auth: 'key',
-    responses: { 200: json('WebhookSetting', 'The current setting.') },
-  },
-  'PUT /webhook': webhookUpdate('put'),
-  'PATCH /webhook': webhookUpdate('patch'),
-  'POST /webhook': webhookUpdate('post'),
-  'DELETE /webhook': {
-    operationId: 'deleteWebhook',
-    summary: 'Disable the default webhook of the key',
-    tag: 'Account',
-    auth: 'key',
-    responses: { 200: json('WebhookSetting', 'The new setting.') },
-  },
-  'GET /openapi.json': {
-    operationId: 'getOpenApi',
-    summary: 'This OpenAPI document',
-    tag: 'Meta',
-    auth: 'none',
-    responses: { 200: json('OpenApiDocument', 'The document.') },
-    errors: [500],
-  },
-};
+/** The body of job creation, shared by POST /jobs and POST /assets. */
+export const JOB_BODY = { 'application/json': 'JobInput', 'multipart/form-data': 'JobInputForm' } as const;
 
 // ---------------------------------------------------------------- security (spec section 5)
 
@@ -630,17 +365,31 @@ function parametersOf(shape: z.ZodObject, location: 'query' | 'path'): Json[] {
   }));
 }
 
-function pathParametersOf(path: string): Json[] {
+function pathParametersOf(path: string, known: Schemas): Json[] {
   const names = [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1]!);
   if (names.length === 0) return [];
-  const shape: Record<string, z.ZodType> = {};
+  const shape: Schemas = {};
   for (const name of names) {
-    const schema = (pathParameters as Record<string, z.ZodType>)[name];
+    const schema = known[name];
     if (!schema)
-      throw new Error(`Path parameter {${name}} of ${path} has no schema in pathParameters (schemas.ts)`);
+      throw new Error(
+        `Path parameter {${name}} of ${path} has no schema (pathParameters of schemas.ts or its endpoint)`,
+      );
     shape[name] = schema;
   }
   return parametersOf(z.object(shape), 'path');
+}
+
+/** The endpoints' contributions, one map each; a name given twice is a mistake, not an override. */
+function merged<T>(what: string, shared: Record<string, T>, parts: Record<string, T>[]): Record<string, T> {
+  const out: Record<string, T> = { ...shared };
+  for (const part of parts) {
+    for (const [name, value] of Object.entries(part)) {
+      if (name in out) throw new Error(`${what} ${name} is defined twice`);
+      out[name] = value;
+    }
+  }
+  return out;
 }
 
 const errorRef = (status: ErrorStatus) => ({ $ref: `#/components/responses/${ERRORS[status].name}` });
@@ -699,16 +448,44 @@ function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
 
 export type OpenApiDocument = Json & { openapi: string; paths: Record<string, Json> };
 
-/** Build the document. Deterministic: the same code always gives the same JSON, key order included. */
-export function buildOpenApiDocument(): OpenApiDocument {
-  const request = components(requestSchemas, 'input');
-  const response = components(responseSchemas, 'output');
+/**
+ * Build the document from every endpoint's contract (functions/api/openapi.ts lists them). Deterministic:
+ * the same code always gives the same JSON, key order included.
+ */
+export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]): OpenApiDocument {
+  const requestSchemaMap = merged<z.ZodType>(
+    'Request schema',
+    requestSchemas,
+    endpoints.map((e) => e.requestSchemas),
+  );
+  const responseSchemaMap = merged<z.ZodType>(
+    'Response schema',
+    responseSchemas,
+    endpoints.map((e) => e.responseSchemas),
+  );
+  const operationMap = merged(
+    'Route',
+    {},
+    endpoints.map((e) => e.operations),
+  );
+  const parameterMap = merged<z.ZodType>(
+    'Path parameter',
+    pathParameters,
+    endpoints.map((e) => e.pathParameters),
+  );
+  const request = components(requestSchemaMap, 'input');
+  const response = components(responseSchemaMap, 'output');
   for (const id of Object.keys(request)) {
     if (id in response) throw new Error(`Schema ${id} is both a request and a response component`);
   }
 
   const byPath = new Map<string, Map<Method, Json>>();
-  for (const [key, spec] of Object.entries(OPERATIONS)) {
+  for (const [key, spec] of Object.entries(operationMap)) {
+    const named = [...Object.values(spec.body ?? {}), ...Object.values(spec.responses).map((r) => r.schema)];
+    for (const name of named) {
+      if (name !== undefined && !(name in request) && !(name in response))
+        throw new Error(`${key} names the schema ${name}, which no endpoint and not schemas.ts defines`);
+    }
     const [method, path] = key.split(' ') as [string, string];
     const operations = byPath.get(path) ?? new Map<Method, Json>();
     operations.set(method.toLowerCase() as Method, operationObject(spec));
@@ -717,7 +494,7 @@ export function buildOpenApiDocument(): OpenApiDocument {
   const paths: Record<string, Json> = {};
   for (const path of [...byPath.keys()].sort()) {
     const operations = byPath.get(path)!;
-    const parameters = pathParametersOf(path);
+    const parameters = pathParametersOf(path, parameterMap);
     paths[path] = {
       ...(parameters.length > 0 ? { parameters } : {}),
       ...Object.fromEntries(METHOD_ORDER.filter((m) => operations.has(m)).map((m) => [m, operations.get(m)])),

@@ -49,6 +49,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'functions',
     'lib',
   ],
+  // `npm run openapi` writes the document the endpoints' schema.ts files make up (functions/api/openapi.ts).
   bin: [
     'layers/core',
     'layers/config',
@@ -56,6 +57,7 @@ const ALLOWED: Record<string, readonly string[]> = {
     'layers/http',
     'layers/vision',
     'models',
+    'functions',
     'lib',
     'local',
     'client',

@@ -1,9 +1,10 @@
 import middy from '@middy/core';
 import { httpCorrelation, observability } from '#aws/observability.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import { buildOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
+import type { OpenApiDocument } from '#http/openapi.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { buildOpenApiDocument } from '../openapi.ts';
 
 /** Built on the first request and kept for the life of the container: it only changes with the code. */
 let document: OpenApiDocument | undefined;

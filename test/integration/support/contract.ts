@@ -1,6 +1,6 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument } from '#http/openapi.ts';
+import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is walked as untyped JSON.
 type Json = Record<string, any>;

@@ -3,9 +3,10 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it, vi } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import type { HttpContext, HttpEvent } from '#http/http-stack.ts';
-import { buildOpenApiDocument, serializeOpenApi } from '#http/openapi.ts';
+import { serializeOpenApi } from '#http/openapi.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { BOOLEAN_SPELLINGS } from '#http/schemas.ts';
+import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
 import { apiPrefix, routes } from '../../../lib/config.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks untyped JSON
