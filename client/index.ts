@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { z } from 'zod';
 import type { UploadContentType as ContentTypeOfUpload } from '#core/uploads/upload.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
-import type { requestSchemas, responseSchemas } from '#http/schemas.ts';
+import type { requestSchemas, responseSchemas } from '../functions/api/openapi.ts';
 
 type Out<Name extends keyof typeof responseSchemas> = z.output<(typeof responseSchemas)[Name]>;
 export type Operation = Out<'Operation'>;

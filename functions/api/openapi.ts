@@ -3,6 +3,7 @@
  * endpoint adds its line here. Served by get-openapi, written to docs/openapi.json by `npm run openapi`.
  */
 import { assembleOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
+import { sharedRequestSchemas, sharedResponseSchemas } from '#http/schemas.ts';
 import { contract as cancelJob } from './cancel-job/schema.ts';
 import { contract as controlBatch } from './control-batch/schema.ts';
 import { contract as createAsset } from './create-asset/schema.ts';
@@ -43,12 +44,31 @@ export const ENDPOINTS = [
   redeliverWebhook,
   retryJob,
   webhookSettings,
-];
+] as const;
 
 /** Every route of the document, keyed `METHOD path` without the `/api/v1` prefix. */
 export const OPERATIONS = Object.assign({}, ...ENDPOINTS.map((endpoint) => endpoint.operations)) as Record<
   string,
   (typeof ENDPOINTS)[number]['operations'][string]
 >;
+
+type Endpoint = (typeof ENDPOINTS)[number];
+type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void
+  ? I
+  : never;
+
+/** Every request body component, shared or of one endpoint (the client's and the tests' lookup). */
+export const requestSchemas = Object.assign(
+  {},
+  sharedRequestSchemas,
+  ...ENDPOINTS.map((endpoint) => endpoint.requestSchemas),
+) as typeof sharedRequestSchemas & Intersection<Endpoint['requestSchemas']>;
+
+/** Every response body component, shared or of one endpoint. */
+export const responseSchemas = Object.assign(
+  {},
+  sharedResponseSchemas,
+  ...ENDPOINTS.map((endpoint) => endpoint.responseSchemas),
+) as typeof sharedResponseSchemas & Intersection<Endpoint['responseSchemas']>;
 
 export const buildOpenApiDocument = (): OpenApiDocument => assembleOpenApiDocument(ENDPOINTS);

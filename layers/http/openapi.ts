@@ -32,10 +32,10 @@ import type { AuthMode } from './http-stack.ts';
 import { addExamples } from './openapi-examples.ts';
 import {
   idempotencyKey,
-  pathParameters,
-  requestSchemas,
-  responseSchemas,
-  type SchemaName,
+  type SharedSchemaName,
+  sharedPathParameters,
+  sharedRequestSchemas,
+  sharedResponseSchemas,
 } from './schemas.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -232,7 +232,7 @@ export function endpointContract<
   pathParameters?: Schemas;
   operations: Record<
     string,
-    OperationSpec<SchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
+    OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
   >;
 }): EndpointContract<Req, Res> {
   return {
@@ -455,12 +455,12 @@ export type OpenApiDocument = Json & { openapi: string; paths: Record<string, Js
 export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]): OpenApiDocument {
   const requestSchemaMap = merged<z.ZodType>(
     'Request schema',
-    requestSchemas,
+    sharedRequestSchemas,
     endpoints.map((e) => e.requestSchemas),
   );
   const responseSchemaMap = merged<z.ZodType>(
     'Response schema',
-    responseSchemas,
+    sharedResponseSchemas,
     endpoints.map((e) => e.responseSchemas),
   );
   const operationMap = merged(
@@ -470,7 +470,7 @@ export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]):
   );
   const parameterMap = merged<z.ZodType>(
     'Path parameter',
-    pathParameters,
+    sharedPathParameters,
     endpoints.map((e) => e.pathParameters),
   );
   const request = components(requestSchemaMap, 'input');

@@ -1,22 +1,20 @@
 /**
- * The OpenAPI document (layers/http/openapi.ts) is generated from the zod schemas here: request bodies
- * (read as their input type), response bodies (output type), and the parameters of the routes.
- * Requests and parameters are the run-time schemas themselves (layers/core), described here; responses
- * are defined here, and the integration tests check every real response against them.
- * A schema becomes `#/components/schemas/<key>` by being an entry of `requestSchemas` or
- * `responseSchemas` below; anything it nests that is itself an entry of the same map is a `$ref`.
+ * The schemas several endpoints share: the job input (POST /jobs, /assets and the legacy forms), the job
+ * and batch resources, the webhook delivery, the error body, the path parameters of more than one route.
+ * What one endpoint alone uses is in its `functions/api/<endpoint>/schema.ts`. Requests and parameters
+ * are the run-time schemas themselves (layers/core), described here; responses are defined here, and the
+ * integration tests check every real response against them.
+ * A schema becomes `#/components/schemas/<key>` by being an entry of `sharedRequestSchemas` or
+ * `sharedResponseSchemas` below (or of an endpoint's contract); anything it nests that is itself a
+ * component of the same kind is a `$ref`.
  */
 import { z } from 'zod';
-import { BATCH_ACTIONS, BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
-import { BATCH_OPERATIONS, BatchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
+import { BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
+import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
-import { JobInputSchema, LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
+import { JobInputSchema } from '#core/jobs/input.ts';
 import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
-import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
-import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
-import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
-import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 
 export { BOOLEAN_SPELLINGS };
@@ -32,8 +30,8 @@ const resultUrl = z
       'answers 302 to a presigned storage link valid 15 minutes. Results are kept 30 days.',
   );
 const resultPath = (what: string) => z.string().describe(`Path of the ${what}; served like \`url\`.`);
-const timestamp = z.string().meta({ format: 'date-time' });
-const cursor = z.int().nullable().meta({
+export const timestamp = z.string().meta({ format: 'date-time' });
+export const cursor = z.int().nullable().meta({
   format: 'int64',
   description: 'Pass as `before` to read the next page; null on the last page.',
 });
@@ -47,12 +45,12 @@ const imageFile = (description: string) => z.file().mime(IMAGE_TYPES).describe(d
  * copies a field and the unit test can check identity. A field that normalises with a transform gets
  * the values it accepts as JSON Schema too, since zod cannot show what a transform takes.
  */
-function documented<T extends z.ZodType>(schema: T, meta: z.core.GlobalMeta): T {
+export function documented<T extends z.ZodType>(schema: T, meta: z.core.GlobalMeta): T {
   z.globalRegistry.add(schema, meta);
   return schema;
 }
 
-const colourValues = {
+export const colourValues = {
   anyOf: [
     { type: 'string', pattern: HEX_COLOR.source },
     { type: 'string', enum: PLATE_COLOR_NAMES },
@@ -127,107 +125,17 @@ const uploads = {
   ).optional(),
 };
 
-const JobInputForm = JobInput.extend(uploads).describe(
+export const JobInputForm = JobInput.extend(uploads).describe(
   'Job input as `multipart/form-data`: the fields of `JobInput` plus the uploads `file` and ' +
     '`background_file`. Booleans arrive as text, in any of the accepted spellings.',
 );
 
-/**
- * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
- * `mode` is the one field documented by a schema of its own, built from that constant.
- */
-const LegacyProcessForm = JobInputForm.omit({ asset_id: true })
-  .extend({
-    mode: z
-      .enum(LEGACY_PROCESS_MODES)
-      .default('plate')
-      .describe('`plate` hides the plate; `studio_background` replaces the background.'),
-  })
-  .describe(
-    'Legacy `/process` form: the fields of 2.1, with `mode` limited to `plate` and `studio_background`.',
-  );
-
-const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
-  'Legacy `/analyze` form: the source as `file` or `url`.',
-);
-
-const batch = BatchInputSchema.shape;
-documented(batch.upload_id, {
-  description: 'Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.',
-});
-documented(batch.mode, {
-  description: 'Operation applied to every photo; `analyze` is not accepted for batches.',
-});
-documented(batch.background, { description: 'Background preset.' });
-documented(batch.plate_color, {
-  ...colourValues,
-  description: 'Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).',
-});
-
-const BatchForm = BatchInputSchema.extend({
-  archive: z
-    .file()
-    .mime(['application/zip'])
-    .optional()
-    .describe(
-      'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
-        '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
-        'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
-        'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
-        '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
-        'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
-        'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
-    ),
-}).describe(
-  'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
-    'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
-);
-
-/** The same fields as JSON, where `parseBatchRequest` needs `upload_id` since no file can come along. */
-const BatchInput = BatchInputSchema.meta({
-  required: ['upload_id'],
-  description: 'A batch of an archive sent by direct upload (POST /uploads), as JSON.',
-});
-
-const upload = UploadRequestSchema.shape;
-documented(upload.content_type, {
-  // Any other type is refused with 415 by the use case, after the schema.
-  enum: Object.keys(UPLOAD_CONTENT_TYPES),
-  description: 'Type of the file; the PUT must send exactly this `Content-Type` (it is signed).',
-});
-documented(upload.filename, { description: 'The file’s name, kept as the source’s original name.' });
-documented(upload.size, {
-  description:
-    'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
-    '40 MB for a photo, 2 GB for an archive (413 over).',
-});
-const UploadRequest = documented(UploadRequestSchema, {
-  description: 'A direct upload to open (POST /uploads), as JSON or as a form.',
-});
-
-documented(WebhookUpdateSchema.shape.webhook_url, {
-  description:
-    'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
-    'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
-});
-const WebhookUpdate = documented(WebhookUpdateSchema, {
-  description: 'New webhook setting, as JSON or as a form.',
-});
-/** Request bodies, by component name. */
-export const requestSchemas = {
-  JobInput,
-  JobInputForm,
-  LegacyProcessForm,
-  LegacyAnalyzeForm,
-  BatchForm,
-  BatchInput,
-  UploadRequest,
-  WebhookUpdate,
-};
+/** Request bodies several endpoints take, by component name. */
+export const sharedRequestSchemas = { JobInput, JobInputForm };
 
 // ---------------------------------------------------------------- response bodies (output type)
 
-const JobStatus = z
+export const JobStatus = z
   .enum(JOB_STATUSES)
   .describe(
     'Job status. `queued` → `processing` → `success` or `failed`; `cancelled` by the owner. Clients stop ' +
@@ -308,7 +216,7 @@ const QuotaSnapshot = z
   })
   .describe('Balance of the paying account.');
 
-const Job = z
+export const Job = z
   .object({
     id: z.string().describe('Job id, `job_` and 24 random characters.'),
     status: JobStatus,
@@ -364,78 +272,6 @@ const JobEnvelope = z
       '`operation`, `output`, `links`. `status` means the same in both. Webhooks deliver the same JSON.',
   );
 
-const JobList = z
-  .object({ jobs: z.array(Job), next_cursor: cursor })
-  .describe('A page of the caller’s jobs, newest first.');
-
-const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');
-
-const LegacyProcessCreated = z
-  .object({
-    result: z.boolean(),
-    queued: z.boolean(),
-    code: z.int().describe('202'),
-    message: z.string(),
-    cost_credits: z.number(),
-    job_id: z.string(),
-    status: JobStatus.describe('`queued`'),
-    status_url: statusUrl,
-    webhook_enabled: z
-      .boolean()
-      .describe('A webhook (the job’s own or the key’s default) will receive the final job.'),
-    quota: z
-      .object({
-        remaining: z.number().nullable().describe('Credits available; null for the master key.'),
-        credits_remaining: z.number().nullable().describe('Same as `remaining` (legacy name).'),
-        process_credit_cost: z.number().describe('5'),
-        classification_credit_cost: z.number().describe('1'),
-      })
-      .describe('Balance and prices.'),
-  })
-  .describe('Legacy creation response of `/process` (spec 2.3).');
-
-const LegacyAnalyzeCreated = LegacyProcessCreated.pick({
-  result: true,
-  queued: true,
-  code: true,
-  cost_credits: true,
-  job_id: true,
-  status: true,
-  status_url: true,
-}).describe('Legacy creation response of `/analyze` (spec 2.3); the analysis arrives with the finished job.');
-
-const Asset = z
-  .object({
-    asset_id: z.string().describe('Reference it as `asset_id` in a job input.'),
-    expires_at: timestamp,
-    original_name: z.string(),
-  })
-  .describe('A stored source image (spec 2.5).');
-
-const FileItem = z
-  .object({
-    file_id: z.int().min(1).describe('Increasing with every new file; also the listing cursor.'),
-    kind: z.enum(['asset', 'result']),
-    name: z.string(),
-    content_type: z.string(),
-    bytes: z.int(),
-    url: z
-      .string()
-      .nullable()
-      .describe('Result path for a result (served like a job’s `url`); null for an asset.'),
-    job_id: z.string().nullable().describe('The job of a result; null for an asset.'),
-    asset_id: z.string().nullable().describe('The asset id; null for a result.'),
-    created_at: timestamp,
-    expires_at: timestamp,
-  })
-  .describe('Something the service stores for the caller (spec 2.6): an uploaded asset or a job’s result.');
-
-const FileList = z
-  .object({ files: z.array(FileItem), next_cursor: cursor })
-  .describe('A page of the caller’s files (an administrator sees every file).');
-
-const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
-
 const BatchCounts = z
   .object({
     total: z.int().describe('Files of the archive (directories and ignored entries not counted).'),
@@ -474,7 +310,7 @@ const BatchItem = z
   })
   .describe('One file of the archive.');
 
-const Batch = z
+export const Batch = z
   .object({
     id: z.string().describe('Batch id, `bat_` and 24 random characters.'),
     status: z
@@ -522,72 +358,9 @@ const Batch = z
       .describe('The batch, its control actions (POST) and its download.'),
   })
   .describe('A batch (spec 2.7): the photos of one ZIP archive, each processed as an ordinary job.');
-const UploadCreated = z
-  .object({
-    upload_id: z
-      .string()
-      .describe('`upl_` and 24 random characters; name it as `upload_id` once the PUT is done.'),
-    url: z
-      .string()
-      .describe('Presigned storage URL: send the file there, once, with `method` and `headers`.'),
-    method: z.literal('PUT'),
-    headers: z
-      .object({ 'content-type': z.string() })
-      .describe('Headers the PUT must carry; Content-Length must be `max_bytes` (both are signed).'),
-    max_bytes: z.int().describe('The declared size: the PUT must send exactly this many bytes.'),
-    expires_at: timestamp.describe('The URL works until then (1 hour).'),
-    usable_until: timestamp.describe(
-      'The upload can be named as `upload_id` until then (24 hours), by any number of requests; then 410.',
-    ),
-  })
-  .describe('A direct upload: where to PUT the file, and the id to name it by afterwards.');
-
-const BatchCreated = z
-  .object({
-    batch: Batch,
-    status_url: z.string().describe('Path of the batch, `/api/v1/batches/{batch_id}`.'),
-  })
-  .describe('A new batch: its first photos are already starting.');
-const BatchDownloadLink = z
-  .object({
-    url: z.string().describe('Presigned storage link to the ZIP archive; needs no key.'),
-    expires_in_seconds: z.int().describe('The link works this long (900).'),
-  })
-  .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 const BatchEnvelope = z
   .object({ batch: Batch })
   .describe('A batch, as GET and the control actions answer it.');
-
-const balance = (description: string) =>
-  z.number().nullable().describe(`${description}; null for the master key.`);
-const Quota = z
-  .object({
-    result: z.boolean(),
-    quota: z.object({
-      active: z.boolean(),
-      authorized: z.boolean().describe('False for a guest session.'),
-      remaining: balance('Credits available'),
-      credits_remaining: balance('Same as `remaining`'),
-      user_credits_remaining: balance('Same as `remaining`'),
-      process_credit_cost: z.number().describe('5'),
-      classification_credit_cost: z.number().describe('1'),
-      used_total: balance('Credits charged so far'),
-      unlimited: z.literal(true).optional().describe('Present for the master key, which deducts no credits.'),
-    }),
-  })
-  .describe(
-    'Credit balance of the caller (spec 2.9): an API key’s account or the guest session’s trial balance.',
-  );
-
-const WebhookSetting = z
-  .object({
-    result: z.boolean(),
-    code: z.int(),
-    message: z.string(),
-    webhook_url: z.string().describe('The stored URL; empty when disabled.'),
-    webhook_enabled: z.boolean(),
-  })
-  .describe('The key’s default webhook (spec 2.8). The master key does not store one.');
 
 const DeliveryAttempt = z
   .object({
@@ -608,7 +381,7 @@ const DeliveryAttempt = z
   })
   .describe('One POST to the webhook: a line of the delivery log.');
 
-const WebhookDelivery = z
+export const WebhookDelivery = z
   .object({
     delivery_id: z
       .string()
@@ -631,17 +404,6 @@ const WebhookDelivery = z
   })
   .describe('The final job JSON on its way to the webhook, with every attempt made.');
 
-const DeliveryLog = z
-  .object({
-    job_id: z.string(),
-    webhook_url: z
-      .string()
-      .nullable()
-      .describe('The job’s webhook: its own `webhook_url` or the key’s default.'),
-    deliveries: z.array(WebhookDelivery).describe('Newest first.'),
-  })
-  .describe('The webhook delivery log of a job.');
-
 const ErrorBody = z
   .object({
     code: z.int().describe('The HTTP status, or for 422 the reason: 800, 802 or 803.'),
@@ -650,12 +412,8 @@ const ErrorBody = z
   })
   .describe('Every error answers with this body (spec 2.10).');
 
-const OpenApiDocument = z
-  .object({ openapi: z.string() })
-  .describe('This OpenAPI 3.1 document (also committed as docs/openapi.json).');
-
-/** Response bodies, by component name. */
-export const responseSchemas = {
+/** Response bodies several endpoints answer (or nest), by component name. */
+export const sharedResponseSchemas = {
   JobStatus,
   Operation,
   JobStage,
@@ -667,71 +425,28 @@ export const responseSchemas = {
   QuotaSnapshot,
   Job,
   JobEnvelope,
-  JobList,
-  LegacyProcessCreated,
-  LegacyAnalyzeCreated,
-  Asset,
-  FileItem,
-  FileList,
-  ResultFlag,
   Batch,
   BatchItem,
-  BatchCreated,
   BatchEnvelope,
-  BatchDownloadLink,
-  UploadCreated,
-  Quota,
-  WebhookSetting,
   DeliveryAttempt,
   WebhookDelivery,
-  DeliveryLog,
   ErrorBody,
-  OpenApiDocument,
 };
 
-export type SchemaName = keyof typeof requestSchemas | keyof typeof responseSchemas;
+export type SharedSchemaName = keyof typeof sharedRequestSchemas | keyof typeof sharedResponseSchemas;
 
 // ---------------------------------------------------------------- parameters
 
-/** Query parameters of GET /jobs: the schema the use case parses with. */
-documented(ListJobsQuery.shape.limit, { description: 'Page size.' });
-documented(ListJobsQuery.shape.before, {
-  format: 'int64',
-  description: 'Cursor: `next_cursor` of the previous page.',
-});
-documented(ListJobsQuery.shape.status, { description: 'Only jobs with this status.' });
-export const listJobsQuery = ListJobsQuery;
-
-/** Query parameters of GET /files, as `parsePageQuery` (layers/core/files/files.ts) reads them. */
-export const listFilesQuery = z.object({
-  limit: ListJobsQuery.shape.limit,
-  before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
-});
-
-/** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
-documented(DownloadBatchQuery.shape.partial, {
-  enum: BOOLEAN_SPELLINGS,
-  default: false,
-  description: 'Also while the batch is processing or paused: the results ready so far (any case).',
-});
-export const downloadBatchQuery = DownloadBatchQuery;
-
-/** Every path parameter of the route table, by name; the handlers of `name` and `action` check with these. */
-export const pathParameters = {
+/** Path parameters of more than one route, by name; the others are in their endpoint's schema.ts. */
+export const sharedPathParameters = {
   job_id: z
     .string()
     .describe('Job id.')
     .meta({ examples: ['job_0123456789abcdefghjkmnpq'] }),
-  name: z
-    .string()
-    .regex(/^[a-z_]+\.(jpg|png|webp)$/)
-    .describe('File name of the result, as in the job’s `url`, `plate_mask_url`, ...'),
-  file_id: z.int().min(1).describe('File id.'),
   batch_id: z
     .string()
     .describe('Batch id.')
     .meta({ examples: ['bat_0123456789abcdefghjkmnpq'] }),
-  action: z.enum(BATCH_ACTIONS).describe('Batch control operation.'),
 } satisfies Record<string, z.ZodType>;
 
 export const idempotencyKey = z
@@ -744,5 +459,3 @@ export const idempotencyKey = z
       'key is 409. Keys are scoped to the calling key and remembered 24 hours. "Identical" means the same ' +
       'route, mode, parameters and source (uploads are compared by content hash).',
   );
-
-export { UploadCreated, UploadRequest };

@@ -5,8 +5,8 @@ import { NotFoundError } from '#core/errors.ts';
 import { controlBatch } from '#core/use-cases/control-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
-import { pathParameters } from '#http/schemas.ts';
 import { batchDeps, deps } from '#wiring/api.ts';
+import { pathParameters } from './schema.ts';
 
 /** POST /batches/{batch_id}/pause, /resume, /cancel, /retry; no body. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()

@@ -1,7 +1,15 @@
-/** The contract of POST /batches/{batch_id}/{action}: its route entries in the OpenAPI document. */
+/** The contract of POST /batches/{batch_id}/{action}: the action the handler checks with, and the route entry. */
+import { z } from 'zod';
+import { BATCH_ACTIONS } from '#core/batches/batch.ts';
 import { endpointContract, json } from '#http/openapi.ts';
 
+/** The path parameters only this endpoint has; the handler checks with them. */
+export const pathParameters = {
+  action: z.enum(BATCH_ACTIONS).describe('Batch control operation.'),
+};
+
 export const contract = endpointContract({
+  pathParameters,
   operations: {
     'POST /batches/{batch_id}/{action}': {
       operationId: 'controlBatch',

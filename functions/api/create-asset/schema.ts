@@ -1,7 +1,18 @@
-/** The contract of POST /assets: its route entries in the OpenAPI document. */
+/** The contract of POST /assets: it takes the job input (shared, layers/http/schemas.ts) and answers the stored asset. */
+import { z } from 'zod';
 import { endpointContract, JOB_BODY, json } from '#http/openapi.ts';
+import { timestamp } from '#http/schemas.ts';
+
+export const Asset = z
+  .object({
+    asset_id: z.string().describe('Reference it as `asset_id` in a job input.'),
+    expires_at: timestamp,
+    original_name: z.string(),
+  })
+  .describe('A stored source image (spec 2.5).');
 
 export const contract = endpointContract({
+  responseSchemas: { Asset },
   operations: {
     'POST /assets': {
       operationId: 'createAsset',

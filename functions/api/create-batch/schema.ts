@@ -1,7 +1,57 @@
-/** The contract of POST /batches: its route entries in the OpenAPI document. */
+/** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
+import { z } from 'zod';
+import { BatchInputSchema } from '#core/batches/input.ts';
 import { endpointContract, json, location } from '#http/openapi.ts';
+import { Batch, colourValues, documented } from '#http/schemas.ts';
+
+const batch = BatchInputSchema.shape;
+documented(batch.upload_id, {
+  description: 'Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.',
+});
+documented(batch.mode, {
+  description: 'Operation applied to every photo; `analyze` is not accepted for batches.',
+});
+documented(batch.background, { description: 'Background preset.' });
+documented(batch.plate_color, {
+  ...colourValues,
+  description: 'Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).',
+});
+
+export const BatchForm = BatchInputSchema.extend({
+  archive: z
+    .file()
+    .mime(['application/zip'])
+    .optional()
+    .describe(
+      'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
+        '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
+        'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
+        'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
+        '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
+        'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
+        'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
+    ),
+}).describe(
+  'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
+    'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
+);
+
+/** The same fields as JSON, where `parseBatchRequest` needs `upload_id` since no file can come along. */
+export const BatchInput = BatchInputSchema.meta({
+  required: ['upload_id'],
+  description: 'A batch of an archive sent by direct upload (POST /uploads), as JSON.',
+});
+
+export const BatchCreated = z
+  .object({
+    batch: Batch,
+    status_url: z.string().describe('Path of the batch, `/api/v1/batches/{batch_id}`.'),
+  })
+  .describe('A new batch: its first photos are already starting.');
 
 export const contract = endpointContract({
+  requestSchemas: { BatchForm, BatchInput },
+  responseSchemas: { BatchCreated },
   operations: {
     'POST /batches': {
       operationId: 'createBatch',

@@ -1,5 +1,63 @@
-/** The contract of POST /jobs, POST /process, POST /analyze: its route entries in the OpenAPI document. */
+/** The contract of POST /jobs and the legacy POST /process and POST /analyze (one handler): the legacy forms and answers, and the three route entries. The job input itself is shared with POST /assets (layers/http/schemas.ts). */
+import { z } from 'zod';
+import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { endpointContract, JOB_BODY, json, location } from '#http/openapi.ts';
+import { JobInputForm, JobStatus } from '#http/schemas.ts';
+
+/**
+ * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
+ * `mode` is the one field documented by a schema of its own, built from that constant.
+ */
+export const LegacyProcessForm = JobInputForm.omit({ asset_id: true })
+  .extend({
+    mode: z
+      .enum(LEGACY_PROCESS_MODES)
+      .default('plate')
+      .describe('`plate` hides the plate; `studio_background` replaces the background.'),
+  })
+  .describe(
+    'Legacy `/process` form: the fields of 2.1, with `mode` limited to `plate` and `studio_background`.',
+  );
+
+export const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
+  'Legacy `/analyze` form: the source as `file` or `url`.',
+);
+
+const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');
+
+export const LegacyProcessCreated = z
+  .object({
+    result: z.boolean(),
+    queued: z.boolean(),
+    code: z.int().describe('202'),
+    message: z.string(),
+    cost_credits: z.number(),
+    job_id: z.string(),
+    status: JobStatus.describe('`queued`'),
+    status_url: statusUrl,
+    webhook_enabled: z
+      .boolean()
+      .describe('A webhook (the job’s own or the key’s default) will receive the final job.'),
+    quota: z
+      .object({
+        remaining: z.number().nullable().describe('Credits available; null for the master key.'),
+        credits_remaining: z.number().nullable().describe('Same as `remaining` (legacy name).'),
+        process_credit_cost: z.number().describe('5'),
+        classification_credit_cost: z.number().describe('1'),
+      })
+      .describe('Balance and prices.'),
+  })
+  .describe('Legacy creation response of `/process` (spec 2.3).');
+
+export const LegacyAnalyzeCreated = LegacyProcessCreated.pick({
+  result: true,
+  queued: true,
+  code: true,
+  cost_credits: true,
+  job_id: true,
+  status: true,
+  status_url: true,
+}).describe('Legacy creation response of `/analyze` (spec 2.3); the analysis arrives with the finished job.');
 
 const JOB_LOCATION = { headers: location('Path of the job.') };
 const REPLAY =
@@ -7,6 +65,8 @@ const REPLAY =
   'the job envelope is returned again.';
 
 export const contract = endpointContract({
+  requestSchemas: { LegacyProcessForm, LegacyAnalyzeForm },
+  responseSchemas: { LegacyProcessCreated, LegacyAnalyzeCreated },
   operations: {
     'POST /jobs': {
       operationId: 'createJob',

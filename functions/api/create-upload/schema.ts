@@ -1,12 +1,49 @@
-/**
- * The contract of POST /uploads: its body and its answer, as the OpenAPI document describes them
- * (registered in layers/http/schemas.ts beside the other endpoints' components), and its route entry.
- */
+/** The contract of POST /uploads: its body (the run-time `UploadRequestSchema`, described) and its answer. */
+import { z } from 'zod';
+import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
+import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { endpointContract, json } from '#http/openapi.ts';
+import { documented, timestamp } from '#http/schemas.ts';
 
-export { UploadCreated, UploadRequest } from '#http/schemas.ts';
+const upload = UploadRequestSchema.shape;
+documented(upload.content_type, {
+  // Any other type is refused with 415 by the use case, after the schema.
+  enum: Object.keys(UPLOAD_CONTENT_TYPES),
+  description: 'Type of the file; the PUT must send exactly this `Content-Type` (it is signed).',
+});
+documented(upload.filename, { description: 'The file’s name, kept as the source’s original name.' });
+documented(upload.size, {
+  description:
+    'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
+    '40 MB for a photo, 2 GB for an archive (413 over).',
+});
+export const UploadRequest = documented(UploadRequestSchema, {
+  description: 'A direct upload to open (POST /uploads), as JSON or as a form.',
+});
+
+export const UploadCreated = z
+  .object({
+    upload_id: z
+      .string()
+      .describe('`upl_` and 24 random characters; name it as `upload_id` once the PUT is done.'),
+    url: z
+      .string()
+      .describe('Presigned storage URL: send the file there, once, with `method` and `headers`.'),
+    method: z.literal('PUT'),
+    headers: z
+      .object({ 'content-type': z.string() })
+      .describe('Headers the PUT must carry; Content-Length must be `max_bytes` (both are signed).'),
+    max_bytes: z.int().describe('The declared size: the PUT must send exactly this many bytes.'),
+    expires_at: timestamp.describe('The URL works until then (1 hour).'),
+    usable_until: timestamp.describe(
+      'The upload can be named as `upload_id` until then (24 hours), by any number of requests; then 410.',
+    ),
+  })
+  .describe('A direct upload: where to PUT the file, and the id to name it by afterwards.');
 
 export const contract = endpointContract({
+  requestSchemas: { UploadRequest },
+  responseSchemas: { UploadCreated },
   operations: {
     'POST /uploads': {
       operationId: 'createUpload',

@@ -1,8 +1,26 @@
-/** The contract of GET /batches/{batch_id}/download: its route entries in the OpenAPI document. */
+/** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
+import { z } from 'zod';
+import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { endpointContract, json, location } from '#http/openapi.ts';
-import { downloadBatchQuery } from '#http/schemas.ts';
+import { BOOLEAN_SPELLINGS, documented } from '#http/schemas.ts';
+
+/** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
+documented(DownloadBatchQuery.shape.partial, {
+  enum: BOOLEAN_SPELLINGS,
+  default: false,
+  description: 'Also while the batch is processing or paused: the results ready so far (any case).',
+});
+export const downloadBatchQuery = DownloadBatchQuery;
+
+export const BatchDownloadLink = z
+  .object({
+    url: z.string().describe('Presigned storage link to the ZIP archive; needs no key.'),
+    expires_in_seconds: z.int().describe('The link works this long (900).'),
+  })
+  .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 
 export const contract = endpointContract({
+  responseSchemas: { BatchDownloadLink },
   operations: {
     'GET /batches/{batch_id}/download': {
       operationId: 'downloadBatch',

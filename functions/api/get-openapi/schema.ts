@@ -1,7 +1,13 @@
-/** The contract of GET /openapi.json: its route entries in the OpenAPI document. */
+/** The contract of GET /openapi.json: this document. */
+import { z } from 'zod';
 import { endpointContract, json } from '#http/openapi.ts';
 
+export const OpenApiDocument = z
+  .object({ openapi: z.string() })
+  .describe('This OpenAPI 3.1 document (also committed as docs/openapi.json).');
+
 export const contract = endpointContract({
+  responseSchemas: { OpenApiDocument },
   operations: {
     'GET /openapi.json': {
       operationId: 'getOpenApi',

@@ -4,8 +4,8 @@ import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
-import { pathParameters } from '#http/schemas.ts';
 import { deps } from '#wiring/api.ts';
+import { pathParameters } from './schema.ts';
 
 const JOB_ID = /^job_[0-9a-z]{24}$/;
 const LINK_LIFETIME_SECONDS = 15 * 60;

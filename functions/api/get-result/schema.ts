@@ -1,7 +1,17 @@
-/** The contract of GET /results/{job_id}/{name}: its route entries in the OpenAPI document. */
+/** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
+import { z } from 'zod';
 import { endpointContract, location } from '#http/openapi.ts';
 
+/** The path parameters only this endpoint has; the handler checks with them. */
+export const pathParameters = {
+  name: z
+    .string()
+    .regex(/^[a-z_]+\.(jpg|png|webp)$/)
+    .describe('File name of the result, as in the job’s `url`, `plate_mask_url`, ...'),
+};
+
 export const contract = endpointContract({
+  pathParameters,
   operations: {
     'GET /results/{job_id}/{name}': {
       operationId: 'getResult',

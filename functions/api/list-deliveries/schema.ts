@@ -1,7 +1,21 @@
-/** The contract of GET /jobs/{job_id}/deliveries: its route entries in the OpenAPI document. */
+/** The contract of GET /jobs/{job_id}/deliveries: the delivery log it answers. */
+import { z } from 'zod';
 import { endpointContract, json } from '#http/openapi.ts';
+import { WebhookDelivery } from '#http/schemas.ts';
+
+export const DeliveryLog = z
+  .object({
+    job_id: z.string(),
+    webhook_url: z
+      .string()
+      .nullable()
+      .describe('The job’s webhook: its own `webhook_url` or the key’s default.'),
+    deliveries: z.array(WebhookDelivery).describe('Newest first.'),
+  })
+  .describe('The webhook delivery log of a job.');
 
 export const contract = endpointContract({
+  responseSchemas: { DeliveryLog },
   operations: {
     'GET /jobs/{job_id}/deliveries': {
       operationId: 'listDeliveries',

@@ -1,8 +1,39 @@
-/** The contract of GET /files: its route entries in the OpenAPI document. */
+/** The contract of GET /files: its query and its page of files. */
+import { z } from 'zod';
+import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, json } from '#http/openapi.ts';
-import { listFilesQuery } from '#http/schemas.ts';
+import { cursor, timestamp } from '#http/schemas.ts';
+
+/** Query parameters of GET /files, as `parsePageQuery` (layers/core/files/files.ts) reads them. */
+export const listFilesQuery = z.object({
+  limit: ListJobsQuery.shape.limit,
+  before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
+});
+
+export const FileItem = z
+  .object({
+    file_id: z.int().min(1).describe('Increasing with every new file; also the listing cursor.'),
+    kind: z.enum(['asset', 'result']),
+    name: z.string(),
+    content_type: z.string(),
+    bytes: z.int(),
+    url: z
+      .string()
+      .nullable()
+      .describe('Result path for a result (served like a job’s `url`); null for an asset.'),
+    job_id: z.string().nullable().describe('The job of a result; null for an asset.'),
+    asset_id: z.string().nullable().describe('The asset id; null for a result.'),
+    created_at: timestamp,
+    expires_at: timestamp,
+  })
+  .describe('Something the service stores for the caller (spec 2.6): an uploaded asset or a job’s result.');
+
+export const FileList = z
+  .object({ files: z.array(FileItem), next_cursor: cursor })
+  .describe('A page of the caller’s files (an administrator sees every file).');
 
 export const contract = endpointContract({
+  responseSchemas: { FileItem, FileList },
   operations: {
     'GET /files': {
       operationId: 'listFiles',

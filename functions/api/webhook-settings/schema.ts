@@ -1,5 +1,27 @@
-/** The contract of GET /webhook, PUT /webhook, PATCH /webhook, POST /webhook, DELETE /webhook: its route entries in the OpenAPI document. */
+/** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
+import { z } from 'zod';
+import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { endpointContract, json } from '#http/openapi.ts';
+import { documented } from '#http/schemas.ts';
+
+documented(WebhookUpdateSchema.shape.webhook_url, {
+  description:
+    'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
+    'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
+});
+export const WebhookUpdate = documented(WebhookUpdateSchema, {
+  description: 'New webhook setting, as JSON or as a form.',
+});
+
+export const WebhookSetting = z
+  .object({
+    result: z.boolean(),
+    code: z.int(),
+    message: z.string(),
+    webhook_url: z.string().describe('The stored URL; empty when disabled.'),
+    webhook_enabled: z.boolean(),
+  })
+  .describe('The key’s default webhook (spec 2.8). The master key does not store one.');
 
 const WEBHOOK_BODY = {
   'application/json': 'WebhookUpdate',
@@ -19,6 +41,8 @@ const webhookUpdate = (method: string) =>
   }) as const;
 
 export const contract = endpointContract({
+  requestSchemas: { WebhookUpdate },
+  responseSchemas: { WebhookSetting },
   operations: {
     'GET /webhook': {
       operationId: 'getWebhook',

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { ERROR_EXAMPLES, type ExampleSet, OPERATION_EXAMPLES } from '#http/openapi-examples.ts';
-import { requestSchemas, responseSchemas } from '#http/schemas.ts';
-import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
+import { buildOpenApiDocument, requestSchemas, responseSchemas } from '../../../functions/api/openapi.ts';
 
 const schemaOf = (name: ExampleSet['schema']) =>
   (name in responseSchemas

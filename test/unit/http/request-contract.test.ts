@@ -5,8 +5,7 @@ import { JobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
-import { requestSchemas } from '#http/schemas.ts';
-import { OPERATIONS } from '../../../functions/api/openapi.ts';
+import { OPERATIONS, requestSchemas } from '../../../functions/api/openapi.ts';
 
 /**
  * The request a route documents is the one it validates at run time: each documented field is the very
