@@ -225,7 +225,8 @@ export async function createPlateDetector(
 
 /** A photo already decoded whole, as levels: every pass reads it. */
 function wholeLevels(image: DecodedImage): SourceLevels {
-  return { width: image.width, height: image.height, format: image.format, atScale: async () => image };
+  const ready = Promise.resolve(image);
+  return { width: image.width, height: image.height, format: image.format, atScale: () => ready };
 }
 
 /** The scale of the photo (share of its width and height) a pass whose input is `input` needs. */

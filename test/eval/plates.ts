@@ -42,6 +42,11 @@ const FOLDS = 5;
  */
 const DAMAGE_COST = 2;
 const OLD_THRESHOLD = 0.3;
+/**
+ * The stacking gate's reach, in plate heights, when on: set by reasoning (a sticker or a sign on a bumper
+ * sits within a couple of plate heights of the plate), not searched; the grid has it on or off.
+ */
+const STACKED_WITHIN = 3;
 const VEHICLE_SCORE = 0.35;
 const FILL = [255, 0, 255] as const;
 
@@ -138,7 +143,9 @@ export function ruleGrid(): PlateRule[] {
     // Gates on first: where a gate changes nothing on these photos, the tie keeps it.
     for (const minAspect of [PLATE_RULE.minAspect, 0]) {
       for (const maxOutside of [PLATE_RULE.maxOutside, Number.POSITIVE_INFINITY]) {
-        rules.push({ threshold: Number(t.toFixed(2)), minAspect, maxOutside });
+        for (const stackedWithin of [STACKED_WITHIN, 0]) {
+          rules.push({ threshold: Number(t.toFixed(2)), minAspect, maxOutside, stackedWithin });
+        }
       }
     }
   }

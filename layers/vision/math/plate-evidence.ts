@@ -44,6 +44,13 @@ export interface PlateRule {
    * mostly a guess about what is beyond the frame: signs cut by the top edge, timestamps in a corner.
    */
   readonly maxOutside: number;
+  /**
+   * A weaker candidate stacked on a better one (their spans across overlap, their centres at most this
+   * many of the better one's heights apart up or down) is not filled; 0 turns the gate off. One end of a
+   * car carries one plate: what sits right above or below it is a dealer's sticker or a bumper sign that
+   * the looks took for a plate. A plate of another car is smaller and off to a side, never in the column.
+   */
+  readonly stackedWithin: number;
 }
 
 /**
@@ -51,7 +58,12 @@ export interface PlateRule {
  * folds, the rule of least cost (misses plus two per fill on something that is not a plate, per photo,
  * averaged over the regions), judged on the fifth. Every fold chose this rule; see docs/quality.md.
  */
-export const PLATE_RULE: PlateRule = { threshold: 0.4, minAspect: 1.2, maxOutside: 0.25 };
+export const PLATE_RULE: PlateRule = {
+  threshold: 0.4,
+  minAspect: 1.2,
+  maxOutside: 0.25,
+  stackedWithin: 3,
+};
 
 /** Where the close look at a proposal crops, in source pixels (clipped to the photo by the detector). */
 export function lookRegion(box: Box): Box {
@@ -130,6 +142,17 @@ export function selectPlates(
   const sorted = mergeCandidates(candidates)
     .filter((c) => isPlate(c, image, rule))
     .sort((a, b) => plateScore(b) - plateScore(a));
-  for (const c of sorted) if (kept.every((k) => boxIoU(k.box, c.box) <= 0.3)) kept.push(c);
+  for (const c of sorted) {
+    if (kept.every((k) => boxIoU(k.box, c.box) <= 0.3 && !stacked(k.box, c.box, rule.stackedWithin))) {
+      kept.push(c);
+    }
+  }
   return kept;
+}
+
+/** Whether `weaker` lies in `better`'s column, its centre within `heights` of `better`'s heights. */
+export function stacked(better: Box, weaker: Box, heights: number): boolean {
+  const across = Math.min(better.x + better.w, weaker.x + weaker.w) - Math.max(better.x, weaker.x);
+  const apart = Math.abs(better.y + better.h / 2 - (weaker.y + weaker.h / 2));
+  return heights > 0 && across > 0 && apart <= heights * better.h;
 }

@@ -1,7 +1,7 @@
 import { PlateNotFoundError } from '#core/errors.ts';
-import { encodeResult, encodeWithOverlays, openSource } from '#vision/image-io.ts';
+import { type DecodedImage, encodeResult, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
-import { fillPlates, plateOverlays } from '#vision/plate-fill.ts';
+import { fillPlates } from '#vision/plate-fill.ts';
 
 export interface HidePlatesDeps {
   readonly detector: PlateDetector;
@@ -26,12 +26,11 @@ export interface HidePlatesResult {
 /**
  * Hide every license plate of a photo under a solid colour.
  * 1. Open the source: format from its bytes, size after EXIF orientation (415 / 400 otherwise).
- * 2. Detect plates, each pass on the coarsest decode it needs (`SourceLevels`); none is
- *    PlateNotFoundError (803), never an unchanged photo.
+ * 2. Detect plates; none is PlateNotFoundError (803), never an unchanged photo. The result needs every
+ *    pixel, so the whole decode starts at once and runs beside the whole-photo pass, which reads a
+ *    shrink-on-load decode of a large photo (`besideWhole`); the close looks read the whole decode.
  * 3. Fill each plate's quadrilateral, following its perspective.
- * 4. Encode as JPEG (JPEG, WEBP sources) or PNG (PNG sources) with all metadata stripped. A JPEG result
- *    is one libvips pass from the source's bytes with the fills composited as tiles; a PNG one is drawn
- *    into the decoded pixels, where a transparent photo's alpha is filled as `fillPlates` defines it.
+ * 4. Encode as JPEG (JPEG, WEBP sources) or PNG (PNG sources) with all metadata stripped.
  */
 export async function hidePlates(
   deps: HidePlatesDeps,
@@ -39,17 +38,25 @@ export async function hidePlates(
   params: HidePlatesParams,
 ): Promise<HidePlatesResult> {
   const levels = await openSource(source);
-  const plates = await deps.detector.find(levels);
+  const whole = levels.atScale(1);
+  // Awaited below; a failed decode also fails the detector's own decode, which reports it.
+  whole.catch(() => {});
+  const plates = await deps.detector.find(besideWhole(levels, whole));
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
-  const quads = plates.map((p) => p.quad);
-  const fill = { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly };
-  const { width, height } = levels;
-  if (levels.format === 'image/png') {
-    const decoded = await levels.atScale(1);
-    fillPlates(decoded, quads, fill);
-    const { data, contentType } = await encodeResult(decoded);
-    return { image: data, contentType, width, height, plates };
-  }
-  const { data, contentType } = await encodeWithOverlays(source, plateOverlays(levels, quads, fill));
-  return { image: data, contentType, width, height, plates };
+  const decoded = await whole;
+  fillPlates(
+    decoded,
+    plates.map((p) => p.quad),
+    { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
+  );
+  const { data, contentType } = await encodeResult(decoded);
+  return { image: data, contentType, width: decoded.width, height: decoded.height, plates };
+}
+
+/**
+ * Levels that read `whole` for every pass but those a quarter-size decode serves (the whole-photo pass
+ * of a photo 2560 px wide or more): a 1/2 decode for a close look would be decoding twice.
+ */
+function besideWhole(levels: SourceLevels, whole: Promise<DecodedImage>): SourceLevels {
+  return { ...levels, atScale: (scale) => (scale <= 0.25 ? levels.atScale(scale) : whole) };
 }

@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { SourceImageError, UnsupportedMediaTypeError } from '#core/errors.ts';
-import { decodeSource, encodeResult, encodeWithOverlays, openSource } from '#vision/image-io.ts';
+import { decodeSource, encodeResult, openSource } from '#vision/image-io.ts';
 
 const rgb = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 10 } } });
@@ -114,6 +114,8 @@ describe('openSource', () => {
     expect(near(pixel(quarter, 20, 50), [220, 20, 20], 16)).toBe(true);
     // Asked for more than a half, the whole photo.
     expect((await levels.atScale(0.6)).pixels.equals(whole.pixels)).toBe(true);
+    // Each level is decoded once.
+    expect(await levels.atScale(0.9)).toBe(await levels.atScale(0.6));
   });
 
   it('gives 8-bit sRGB at every level for CMYK and greyscale JPEGs, and the whole photo for PNG', async () => {
@@ -143,51 +145,6 @@ describe('openSource', () => {
     );
     await expect(openSource(await rgb(64, 64).jpeg().toBuffer(), { maxPixels: 1000 })).rejects.toThrow(
       'more than 1000 pixels',
-    );
-  });
-});
-
-describe('encodeWithOverlays', () => {
-  it('with no overlay, writes the very bytes encodeResult writes for the decoded source', async () => {
-    const sources = {
-      jpeg: await halves().jpeg().toBuffer(),
-      cmyk: await halves().toColourspace('cmyk').jpeg().toBuffer(),
-      grey: await halves().greyscale().jpeg().toBuffer(),
-      rotated: await halves().jpeg().withMetadata({ orientation: 6 }).toBuffer(),
-      'transparent webp': await sharp({
-        create: { width: 40, height: 20, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
-      })
-        .webp({ lossless: true })
-        .toBuffer(),
-    };
-    for (const [name, bytes] of Object.entries(sources)) {
-      const once = await encodeWithOverlays(bytes, []);
-      expect([
-        name,
-        once.contentType,
-        once.data.equals((await encodeResult(await decodeSource(bytes))).data),
-      ]).toEqual([name, 'image/jpeg', true]);
-      const meta = await sharp(once.data).metadata();
-      expect([meta.exif, meta.icc, meta.xmp, meta.orientation]).toEqual([
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-      ]);
-    }
-  });
-
-  it('lays each tile over the photo where it is placed, and refuses PNG sources', async () => {
-    const rgba = Buffer.alloc(64 * 32 * 4);
-    for (let i = 0; i < rgba.length; i += 4) rgba.set([0, 255, 0, 255], i);
-    const out = await encodeWithOverlays(await halves().jpeg({ quality: 95 }).toBuffer(), [
-      { left: 500, top: 100, width: 64, height: 32, rgba },
-    ]);
-    const decoded = await decodeSource(out.data);
-    expect(near(pixel(decoded, 532, 116), [0, 255, 0], 12)).toBe(true);
-    expect(near(pixel(decoded, 532, 200), [20, 20, 220], 12)).toBe(true);
-    await expect(encodeWithOverlays(await halves().png().toBuffer(), [])).rejects.toBeInstanceOf(
-      UnsupportedMediaTypeError,
     );
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { BadRequestError } from '#core/errors.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
 import { polygonArea, type Quad } from '#vision/math/geometry.ts';
-import { fillPlates, plateOverlays } from '#vision/plate-fill.ts';
+import { fillPlates } from '#vision/plate-fill.ts';
 
 const image = (channels: 3 | 4 = 3): DecodedImage => ({
   width: 100,
@@ -94,53 +94,5 @@ describe('fillPlates', () => {
     expect(() =>
       fillPlates(image(), [rect], { color: 'magenta', smoothing: false, maskOnly: false }),
     ).toThrow(BadRequestError);
-  });
-});
-
-describe('plateOverlays', () => {
-  it('lays over an opaque photo the pixels fillPlates draws, to within one level on a soft edge', () => {
-    const tilted: Quad = [
-      { x: 10, y: 20 },
-      { x: 70, y: 8 },
-      { x: 74, y: 28 },
-      { x: 14, y: 40 },
-    ];
-    for (const options of [
-      { color: '#ff8000', smoothing: true, maskOnly: false },
-      { color: '#ff8000', smoothing: false, maskOnly: false },
-    ]) {
-      const drawn = filled(options, [tilted, rect]);
-      // `over` by hand, in the order the overlays come (the order fillPlates draws in).
-      const laid = image();
-      for (const o of plateOverlays(laid, [tilted, rect], options)) {
-        for (let y = 0; y < o.height; y++) {
-          for (let x = 0; x < o.width; x++) {
-            const t = (y * o.width + x) * 4;
-            const a = o.rgba[t + 3]! / 255;
-            const p = ((o.top + y) * laid.width + o.left + x) * 3;
-            for (let c = 0; c < 3; c++) {
-              laid.pixels[p + c] = Math.round(o.rgba[t + c]! * a + laid.pixels[p + c]! * (1 - a));
-            }
-          }
-        }
-      }
-      let most = 0;
-      for (let i = 0; i < drawn.pixels.length; i++) {
-        most = Math.max(most, Math.abs(drawn.pixels[i]! - laid.pixels[i]!));
-      }
-      expect(most).toBeLessThanOrEqual(options.smoothing ? 1 : 0);
-      expect(countColour(laid, [255, 128, 0])).toBe(countColour(drawn, [255, 128, 0]));
-    }
-  });
-
-  it('gives no tile for a quad wholly outside the photo', () => {
-    const away = rect.map((c) => ({ x: c.x + 500, y: c.y })) as unknown as Quad;
-    expect(
-      plateOverlays({ width: 100, height: 60 }, [away], {
-        color: '#000000',
-        smoothing: true,
-        maskOnly: false,
-      }),
-    ).toEqual([]);
   });
 });

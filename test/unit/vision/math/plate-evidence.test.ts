@@ -11,6 +11,7 @@ import {
   plateScore,
   sameDetection,
   selectPlates,
+  stacked,
 } from '#vision/math/plate-evidence.ts';
 
 const photo = { width: 1280, height: 720 };
@@ -101,5 +102,24 @@ describe('mergeCandidates', () => {
     const a = candidate({ x: 100, y: 100, w: 100, h: 30 }, [0.5, 0.5, 0.5]);
     const b = candidate({ x: 160, y: 100, w: 100, h: 30 }, [0.9, 0.9, 0.9]);
     expect(mergeCandidates([a, b])).toEqual([a, b]);
+  });
+});
+
+describe('stacking gate', () => {
+  // A US plate and, 2.6 of its heights below, a bumper sign the looks liked as much (a San Francisco cab).
+  const plate = candidate({ x: 520, y: 420, w: 72, h: 36 }, [0.9, 0.8, 0.7]);
+  const sign = candidate({ x: 520, y: 513, w: 70, h: 31 }, [0.33, 0.99, 0.98]);
+
+  it('fills only the better of two candidates stacked in one column', () => {
+    expect(plateScore(sign)).toBeGreaterThan(PLATE_RULE.threshold);
+    expect(selectPlates([plate, sign], photo)).toEqual([plate]);
+    expect(selectPlates([plate, sign], photo, { ...PLATE_RULE, stackedWithin: 0 })).toEqual([plate, sign]);
+  });
+
+  it('keeps plates side by side, and a plate further up or down than the reach', () => {
+    const beside = candidate({ x: 700, y: 430, w: 60, h: 30 }, [0.9, 0.9, 0.9]);
+    expect(selectPlates([plate, beside], photo)).toEqual([beside, plate]);
+    expect(stacked(plate.box, { ...sign.box, y: 420 + 18 + 3 * 36 + 1 - 15.5 }, 3)).toBe(false);
+    expect(stacked(plate.box, { ...sign.box, y: 420 + 18 + 3 * 36 - 1 - 15.5 }, 3)).toBe(true);
   });
 });
