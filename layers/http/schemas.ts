@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
 import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
+import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
@@ -441,6 +442,7 @@ export type SharedSchemaName = keyof typeof sharedRequestSchemas | keyof typeof 
 export const sharedPathParameters = {
   job_id: z
     .string()
+    .regex(JOB_ID_PATTERN)
     .describe('Job id.')
     .meta({ examples: ['job_0123456789abcdefghjkmnpq'] }),
   batch_id: z

@@ -1,14 +1,16 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
 import { z } from 'zod';
+import { FileIdSchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi.ts';
+import { documented } from '#http/schemas.ts';
 
 export const ResultFlag = z
   .object({ result: z.boolean() })
   .describe('Outcome of an operation without a body.');
 
-/** The path parameters only this endpoint has; the handler checks with them. */
+/** The path parameter only this endpoint has: the schema `parseFileId` checks with, described. */
 export const pathParameters = {
-  file_id: z.int().min(1).describe('File id.'),
+  file_id: documented(FileIdSchema, { description: 'File id.' }),
 };
 
 export const contract = endpointContract({

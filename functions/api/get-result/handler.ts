@@ -4,10 +4,10 @@ import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
+import { sharedPathParameters } from '#http/schemas.ts';
 import { deps } from '#wiring/api.ts';
 import { pathParameters } from './schema.ts';
 
-const JOB_ID = /^job_[0-9a-z]{24}$/;
 const LINK_LIFETIME_SECONDS = 15 * 60;
 
 /**
@@ -20,7 +20,7 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .handler(async (event) => {
     const jobId = event.pathParameters?.job_id ?? '';
     const name = event.pathParameters?.name ?? '';
-    if (!JOB_ID.test(jobId) || !pathParameters.name.safeParse(name).success)
+    if (!sharedPathParameters.job_id.safeParse(jobId).success || !pathParameters.name.safeParse(name).success)
       throw new NotFoundError('No such result');
     const job = await deps().jobs.get(jobId);
     if (job?.status !== 'success') throw new NotFoundError('No such result');

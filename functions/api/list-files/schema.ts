@@ -1,14 +1,15 @@
 /** The contract of GET /files: its query and its page of files. */
 import { z } from 'zod';
-import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi.ts';
-import { cursor, timestamp } from '#http/schemas.ts';
+import { cursor, documented, timestamp } from '#http/schemas.ts';
 
-/** Query parameters of GET /files, as `parsePageQuery` (layers/core/files/files.ts) reads them. */
-export const listFilesQuery = z.object({
-  limit: ListJobsQuery.shape.limit,
-  before: z.int().min(0).optional().describe('Cursor: `next_cursor` of the previous page (a `file_id`).'),
+/** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
+documented(PageQuerySchema.shape.limit, { default: DEFAULT_PAGE_SIZE, description: 'Page size.' });
+documented(PageQuerySchema.shape.before, {
+  description: 'Cursor: `next_cursor` of the previous page (a `file_id`).',
 });
+export const listFilesQuery = PageQuerySchema;
 
 export const FileItem = z
   .object({

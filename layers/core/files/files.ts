@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
 
 export type FileKind = 'asset' | 'result';
@@ -44,30 +45,49 @@ export interface PageQuery {
   before: number | null;
 }
 
+/**
+ * A decimal integer parameter: digits only (no sign, point, exponent or spaces), at most 16 of them, so
+ * `1.0`, `1e3` and ` 7` are refused rather than read as numbers. What is not digits reaches the integer
+ * check as the string it was, which refuses it with the parameter's message.
+ */
 const DIGITS = /^\d{1,16}$/;
+const fromDigits = (raw: unknown) => (typeof raw === 'string' && DIGITS.test(raw) ? Number(raw) : raw);
+const integer = (name: string) => z.int({ error: `${name} must be a non-negative integer` });
+const between = `limit must be between 1 and ${MAX_PAGE_SIZE}`;
 
-function integerParam(name: string, raw: string): number {
-  const value = Number(raw);
-  if (!DIGITS.test(raw) || !Number.isSafeInteger(value)) {
-    throw new BadRequestError(`${name} must be a non-negative integer`);
-  }
-  return value;
+/** The query of GET /files (spec 4): `limit` 1..100 (default 25) and the cursor `before`. */
+export const PageQuerySchema = z.object({
+  limit: z
+    .preprocess(
+      fromDigits,
+      integer('limit').min(1, { error: between }).max(MAX_PAGE_SIZE, { error: between }),
+    )
+    .default(DEFAULT_PAGE_SIZE),
+  before: z
+    .preprocess(fromDigits, integer('before').min(0, { error: 'before must be a non-negative integer' }))
+    .optional(),
+});
+
+/** The `{file_id}` of DELETE /files/{file_id}: a positive integer. */
+export const FileIdSchema = z.preprocess(
+  fromDigits,
+  integer('file_id').min(1, { error: 'file_id must be a positive integer' }),
+);
+
+/** The first problem of a query or path parameter, as the 400 the spec gives it. */
+function parsed<T>(schema: z.ZodType<T>, raw: unknown): T {
+  const result = schema.safeParse(raw);
+  if (!result.success) throw new BadRequestError(result.error.issues[0]!.message);
+  return result.data;
 }
 
-/** `limit` 1..100 (default 25) and `before` (spec 4, GET /files). */
 export function parsePageQuery(query: Record<string, string | undefined>): PageQuery {
-  const limit = query.limit === undefined ? DEFAULT_PAGE_SIZE : integerParam('limit', query.limit);
-  if (limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new BadRequestError(`limit must be between 1 and ${MAX_PAGE_SIZE}`);
-  }
-  const before = query.before === undefined ? null : integerParam('before', query.before);
-  return { limit, before };
+  const { limit, before } = parsed(PageQuerySchema, query);
+  return { limit, before: before ?? null };
 }
 
 export function parseFileId(raw: string | undefined): number {
-  const fileId = integerParam('file_id', raw ?? '');
-  if (fileId < 1) throw new BadRequestError('file_id must be a positive integer');
-  return fileId;
+  return parsed(FileIdSchema, raw ?? '');
 }
 
 /**

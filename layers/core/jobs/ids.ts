@@ -9,6 +9,9 @@ function randomToken(length: number): string {
   return out;
 }
 
+/** Every id `newJobId` makes matches this; anything else names no job (404). */
+export const JOB_ID_PATTERN = /^job_[0-9a-z]{24}$/;
+
 /** 120 random bits: job ids double as capabilities for their result URLs. */
 export const newJobId = (): string => `job_${randomToken(24)}`;
 

@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { BatchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
+import { BadRequestError } from '#core/errors.ts';
+import { FileIdSchema, PageQuerySchema, parseFileId, parsePageQuery } from '#core/files/files.ts';
+import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
+import { sharedPathParameters } from '#http/schemas.ts';
+import { pathParameters as fileParameters } from '../../../functions/api/delete-file/schema.ts';
+import { pathParameters as resultParameters } from '../../../functions/api/get-result/schema.ts';
 import { OPERATIONS, requestSchemas } from '../../../functions/api/openapi.ts';
 
 /**
@@ -50,5 +56,57 @@ describe('one request schema per route', () => {
   it('documents the queries the use cases and handlers parse with', () => {
     expect(OPERATIONS['GET /jobs']!.query).toBe(ListJobsQuery);
     expect(OPERATIONS['GET /batches/{batch_id}/download']!.query).toBe(DownloadBatchQuery);
+  });
+});
+
+describe('one schema per query and path parameter', () => {
+  it('documents the GET /files query and the file id that parsePageQuery and parseFileId check with', () => {
+    expect(OPERATIONS['GET /files']!.query).toBe(PageQuerySchema);
+    expect(fileParameters.file_id).toBe(FileIdSchema);
+  });
+
+  it.each([
+    [{}, { limit: 25, before: null }],
+    [
+      { limit: '100', before: '0' },
+      { limit: 100, before: 0 },
+    ],
+  ])('GET /files reads %j as %j', (query, expected) => {
+    expect(parsePageQuery(query)).toEqual(expected);
+  });
+
+  it.each([
+    [{ limit: '0' }, 'limit must be between 1 and 100'],
+    [{ limit: '101' }, 'limit must be between 1 and 100'],
+    [{ limit: '1e1' }, 'limit must be a non-negative integer'],
+    [{ limit: ' 5' }, 'limit must be a non-negative integer'],
+    [{ before: '-1' }, 'before must be a non-negative integer'],
+    [{ before: '1.5' }, 'before must be a non-negative integer'],
+  ])('GET /files answers %j with a 400 naming the parameter', (query, message) => {
+    expect(() => parsePageQuery(query)).toThrow(new BadRequestError(message));
+  });
+
+  it.each([
+    ['0', 'file_id must be a positive integer'],
+    ['0x1', 'file_id must be a non-negative integer'],
+    ['12345678901234567', 'file_id must be a non-negative integer'],
+  ])('DELETE /files/%s is a 400 naming file_id', (raw, message) => {
+    expect(() => parseFileId(raw)).toThrow(new BadRequestError(message));
+  });
+
+  it('documents as job_id exactly the ids the service issues, which get-result checks with', () => {
+    const jobId = sharedPathParameters.job_id;
+    expect(jobId.safeParse(newJobId()).success).toBe(true);
+    for (const id of [
+      'job_123',
+      `JOB_${'a'.repeat(24)}`,
+      `job_${'a'.repeat(25)}`,
+      `job_${'a'.repeat(23)}/`,
+    ]) {
+      expect(jobId.safeParse(id).success, id).toBe(false);
+    }
+    expect(JOB_ID_PATTERN.test(newJobId())).toBe(true);
+    expect(resultParameters.name.safeParse('result.jpg').success).toBe(true);
+    expect(resultParameters.name.safeParse('../result.jpg').success).toBe(false);
   });
 });
