@@ -146,8 +146,9 @@ const Operation = z.enum(OPERATIONS).describe('The operation (`mode` of the job 
 const JobStage = z
   .enum(JOB_STAGES)
   .describe(
-    'Where in the pipeline the job is, finer than `status`: `queued`, `preparing`, `inference`, ' +
-      '`settling`, `done` (a finished job, whatever its outcome).',
+    'Where in the pipeline the job is, finer than `status`: `queued` (created, or queued again by a ' +
+      'retry), `preparing` (started: the photo is prepared and the models run), `done` (a finished job, ' +
+      'whatever its outcome).',
   );
 
 const AnalysisLabel = z

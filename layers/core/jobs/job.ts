@@ -11,8 +11,11 @@ export type Operation = (typeof OPERATIONS)[number];
 export const JOB_STATUSES = ['queued', 'processing', 'paused', 'success', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** Where inside the pipeline a job is; finer-grained than `status` (spec 2.2 leaves the values to us). */
-export const JOB_STAGES = ['queued', 'preparing', 'inference', 'settling', 'done'] as const;
+/**
+ * Where inside the pipeline a job is; finer-grained than `status` (spec 2.2 leaves the values to us).
+ * Exactly the stages the transitions set (transitions.ts, create-job): the OpenAPI enum is this list.
+ */
+export const JOB_STAGES = ['queued', 'preparing', 'done'] as const;
 export type JobStage = (typeof JOB_STAGES)[number];
 
 export const BACKGROUND_PRESETS = ['studio', 'warm', 'graphite', 'showroom'] as const;

@@ -51,7 +51,7 @@ function setup() {
     aJob('job_lost', {}),
     aJob('job_hung', {
       status: 'processing',
-      stage: 'inference',
+      stage: 'preparing',
       attempts: 1,
       startedAt: new Date(T0 + 1000).toISOString(),
     }),

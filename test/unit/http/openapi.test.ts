@@ -282,7 +282,7 @@ describe('OpenAPI document', () => {
     expect(schemas.JobEnvelope.description).toMatch(/flat object/);
     expect(schemas.JobEnvelope.properties.result.description).toMatch(/failed or was cancelled/);
     expect(schemas.JobEnvelope.properties.code.description).toMatch(/202.*200.*409/);
-    expect(schemas.JobStage.enum).toEqual(['queued', 'preparing', 'inference', 'settling', 'done']);
+    expect(schemas.JobStage.enum).toEqual(['queued', 'preparing', 'done']);
     expect(Object.keys(schemas.JobLinks.properties)).toEqual(['self', 'cancel', 'retry', 'result']);
     expect(schemas.JobOutput.properties.url.description).toMatch(/302.*15 minutes.*30 days/);
     expect(document.paths['/results/{job_id}/{name}']!.get).toMatchObject({ security: [] });
