@@ -1,4 +1,8 @@
-/** The contract of POST /jobs and the legacy POST /process and POST /analyze (one handler): the legacy forms and answers, and the three route entries. The job input itself is shared with POST /assets (layers/http/schemas.ts). */
+/**
+ * The contract of POST /jobs and the legacy POST /process and POST /analyze (one handler): the legacy
+ * forms and answers, and the three route entries. The job input itself is shared with POST /assets
+ * (layers/http/schemas.ts); the legacy forms are that input, as `parseJobRequest` reads it on each route.
+ */
 import { z } from 'zod';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { endpointContract, JOB_BODY, json, location } from '#http/openapi.ts';
@@ -8,19 +12,22 @@ import { JobInputForm, JobStatus } from '#http/schemas.ts';
  * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
  * `mode` is the one field documented by a schema of its own, built from that constant.
  */
-export const LegacyProcessForm = JobInputForm.omit({ asset_id: true })
-  .extend({
-    mode: z
-      .enum(LEGACY_PROCESS_MODES)
-      .default('plate')
-      .describe('`plate` hides the plate; `studio_background` replaces the background.'),
-  })
-  .describe(
-    'Legacy `/process` form: the fields of 2.1, with `mode` limited to `plate` and `studio_background`.',
-  );
+export const LegacyProcessForm = JobInputForm.extend({
+  mode: z
+    .enum(LEGACY_PROCESS_MODES)
+    .default('plate')
+    .describe('`plate` hides the plate; `studio_background` replaces the background.'),
+}).describe(
+  'Legacy `/process` form: the fields of 2.1, with `mode` limited to `plate` and `studio_background`. ' +
+    'The source is `file` or `url` as in the spec, or `asset_id` or `upload_id`: exactly one.',
+);
 
-export const LegacyAnalyzeForm = JobInputForm.pick({ file: true, url: true }).describe(
-  'Legacy `/analyze` form: the source as `file` or `url`.',
+/** The handler sets `mode` to `analyze` over whatever is sent, and parses the rest as POST /jobs does. */
+export const LegacyAnalyzeForm = JobInputForm.omit({ mode: true }).describe(
+  'Legacy `/analyze` form: the fields of 2.1 but `mode`, which is always `analyze` (a `mode` sent is ' +
+    'ignored). The source is `file` or `url` as in the spec, or `asset_id` or `upload_id`: exactly one. ' +
+    'The edit parameters are checked as for POST /jobs (an invalid one is a 400) and change nothing in ' +
+    'an analysis.',
 );
 
 const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');

@@ -53,6 +53,14 @@ describe('one request schema per route', () => {
     }
   });
 
+  it('documents every field the legacy forms parse: /analyze all but the mode it sets itself', () => {
+    const fields = Object.keys(JobInputSchema.shape);
+    expect(Object.keys(requestSchemas.LegacyProcessForm.shape)).toEqual(expect.arrayContaining(fields));
+    expect(Object.keys(requestSchemas.LegacyAnalyzeForm.shape).sort()).toEqual(
+      [...fields.filter((field) => field !== 'mode'), 'file', 'background_file'].sort(),
+    );
+  });
+
   it('documents the queries the use cases and handlers parse with', () => {
     expect(OPERATIONS['GET /jobs']!.query).toBe(ListJobsQuery);
     expect(OPERATIONS['GET /batches/{batch_id}/download']!.query).toBe(DownloadBatchQuery);
