@@ -283,7 +283,12 @@ async function sourceBytes(
     composites.clear();
     composites.set(photo.file, matte);
   }
-  const once = { modelVersion: isnet.modelVersion, segment: async () => matte };
+  const once = {
+    modelVersion: isnet.modelVersion,
+    segment: async () => matte,
+    modelMatte: async () => matte,
+    toPhotoSize: async () => matte,
+  };
   const result = await replaceBackground(
     { segmenter: once },
     original,

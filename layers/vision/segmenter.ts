@@ -23,9 +23,18 @@ export interface Segmenter {
   readonly modelVersion: string;
   /**
    * The foreground's alpha at the image's own size (255 = car, 0 = background), edges feathered and
-   * small islands cleared. Coverage is not judged here: see `assertUsableMatte`.
+   * small islands cleared. Coverage is not judged here: see `assertUsableMatte`. Equal to
+   * `toPhotoSize(await modelMatte(image), image.width, image.height)`.
    */
   segment(image: DecodedImage): Promise<Matte>;
+  /**
+   * The model's own matte over the whole image at the model's resolution (ISNet: 1024 x 1024, the image
+   * squeezed), small islands cleared, edges not feathered: cheap to clean further before `toPhotoSize`.
+   * `image` may be a reduced copy of the photo (`decodePreview`).
+   */
+  modelMatte(image: DecodedImage): Promise<Matte>;
+  /** A `modelMatte` upscaled to the photo's size (one byte a pixel, never a float copy), edges feathered. */
+  toPhotoSize(matte: Matte, width: number, height: number): Promise<Matte>;
 }
 
 export interface IsnetOptions {
@@ -75,17 +84,25 @@ export async function createIsnetSegmenter(
       `${modelPath} is not ISNet: it takes [${session.inputNames}] and gives [${session.outputNames}]`,
     );
   }
+  const feather = options.feather ?? DEFAULT_FEATHER;
+  const modelMatte = async (image: DecodedImage): Promise<Matte> => {
+    const input = await toInputTensor(image);
+    // The derived graph has only the fused output (models/derive-isnet-fp32.ts).
+    const out = await session.run({ input }, ['output']);
+    input.dispose();
+    const alpha = probabilitiesToAlpha(out.output!.data as Float32Array);
+    out.output!.dispose();
+    const matte = { width: SIZE, height: SIZE, alpha };
+    clearSpecks(matte);
+    return matte;
+  };
+  const toPhotoSize = (matte: Matte, width: number, height: number) => upscale(matte, width, height, feather);
   return {
     modelVersion: MODELS['isnet-fp32'].version,
+    modelMatte,
+    toPhotoSize,
     async segment(image) {
-      const input = await toInputTensor(image);
-      // The graph has eleven outputs (deep-supervision side maps); only the fused one is fetched.
-      const out = await session.run({ input }, ['output']);
-      const alpha = probabilitiesToAlpha(out.output!.data as Float32Array);
-      out.output!.dispose();
-      input.dispose();
-      clearSpecks({ width: SIZE, height: SIZE, alpha });
-      return toSourceSize(alpha, image, options.feather ?? DEFAULT_FEATHER);
+      return toPhotoSize(await modelMatte(image), image.width, image.height);
     },
   };
 }
@@ -112,9 +129,10 @@ async function toInputTensor(image: DecodedImage): Promise<ort.Tensor> {
  * Upscaled as 8 bits by libvips (one byte a pixel at the photo's size, never a float copy), then
  * feathered: the cubic kernel gives a smooth contour, and the feather narrows its ramp to an edge.
  */
-async function toSourceSize(alpha: Uint8Array, image: DecodedImage, feather: FeatherOptions): Promise<Matte> {
-  const { width, height } = image;
-  const { data, info } = await sharp(alpha, { raw: { width: SIZE, height: SIZE, channels: 1 } })
+async function upscale(matte: Matte, width: number, height: number, feather: FeatherOptions): Promise<Matte> {
+  const { data, info } = await sharp(matte.alpha, {
+    raw: { width: matte.width, height: matte.height, channels: 1 },
+  })
     .resize(width, height, { fit: 'fill', kernel: 'cubic' })
     .toColourspace('b-w')
     .raw()

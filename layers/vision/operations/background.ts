@@ -3,7 +3,7 @@ import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { decodeSource, encodeResult } from '#vision/image-io.ts';
+import { decodePreview, decodeSource, encodeResult } from '#vision/image-io.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -20,7 +20,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { isolateMainCar } from './main-car.ts';
+import { mainCarMatte, PREVIEW_SIDE } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
 
@@ -50,9 +50,11 @@ const PRESET_DITHER = 1.5;
 
 /**
  * Replace the background of a car photo.
- * 1. Decode the source once: format from its bytes, EXIF orientation applied, sRGB (415 / 400 otherwise).
- * 2. Segment it and, with a car detector, keep only the main car (`isolateMainCar`); a matte covering
- *    under 1% or over 98% of the photo is MaskFailedError (802).
+ * 1. Decode the source at full size for compositing (format from its bytes, EXIF orientation applied,
+ *    sRGB; 415 / 400 otherwise) and, alongside, a reduced copy for the models (`decodePreview`).
+ * 2. Segment the copy and, with a car detector, keep only the main car, then bring the matte to the
+ *    photo's size (`mainCarMatte`); a matte covering under 1% or over 98% of the photo is
+ *    MaskFailedError (802).
  * 3. With a detector, fill the plates that lie on the car; finding none is not an error here.
  * 4. Draw the backdrop at the photo's size (the supplied file, else the preset laid out around the car)
  *    with a contact shadow along the line the car stands on.
@@ -65,9 +67,11 @@ export async function replaceBackground(
   params: Pick<JobParams, 'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly'>,
   backgroundFile: Buffer | null,
 ): Promise<ReplaceBackgroundResult> {
-  const image = await decodeSource(source);
-  const matte = await deps.segmenter.segment(image);
-  if (deps.cars) await isolateMainCar(deps.cars, image, matte);
+  // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
+  const [image, matte] = await Promise.all([
+    decodeSource(source),
+    decodePreview(source, PREVIEW_SIDE).then((preview) => mainCarMatte(deps, preview)),
+  ]);
   const stats = matteStats(matte);
   assertUsableMatte(stats);
 

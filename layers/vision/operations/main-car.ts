@@ -1,14 +1,21 @@
 import type { ObjectDetector } from '#vision/car-detector.ts';
-import type { DecodedImage } from '#vision/image-io.ts';
+import type { DecodedImage, PreviewImage } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { keepMainSubject, type MainSubjectResult, mainCarBox } from '#vision/math/main-subject.ts';
 import type { Matte } from '#vision/math/matte.ts';
+import type { Segmenter } from '#vision/segmenter.ts';
+
+/**
+ * Shorter side of the copy of the photo the models look at (`decodePreview`): ISNet squeezes the whole
+ * photo to 1024 x 1024 and NanoDet letterboxes it into 416 x 416, so more pixels would not reach either.
+ */
+export const PREVIEW_SIDE = 1024;
 
 export interface MainCar {
-  /** The main car's box in the photo's pixels; null when NanoDet found no vehicle (matte left as is). */
+  /** The main car's box in the image's pixels; null when NanoDet found no vehicle (matte left as is). */
   readonly box: Box | null;
-  /** Every distinct vehicle NanoDet found, the main one included. */
+  /** Every distinct vehicle NanoDet found, the main one included, in the image's pixels. */
   readonly vehicles: readonly Box[];
   readonly cleared: MainSubjectResult | null;
 }
@@ -17,6 +24,8 @@ export interface MainCar {
  * Reduces the matte in place to the car the photo is about: ISNet cuts out every salient object, and a
  * neighbouring parked car, a sign or a smudge beside the roof would otherwise stand in the studio too.
  * Without a vehicle in the photo the segmenter's matte is kept: the photo may be of something else.
+ * The matte covers the whole image at any size (ISNet's own 1024 x 1024, squeezed): the boxes are scaled
+ * to it axis by axis, which keeps every rule of `keepMainSubject` (shares of the box, 8-connectivity).
  */
 export async function isolateMainCar(
   cars: ObjectDetector,
@@ -27,5 +36,27 @@ export async function isolateMainCar(
     (v) => v.box,
   );
   const box = mainCarBox(vehicles, image);
-  return { box, vehicles, cleared: box ? keepMainSubject(matte, box, vehicles) : null };
+  if (!box) return { box, vehicles, cleared: null };
+  const sx = matte.width / image.width;
+  const sy = matte.height / image.height;
+  const scaled = vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
+  const main = scaled[vehicles.indexOf(box)]!;
+  return { box, vehicles, cleared: keepMainSubject(matte, main, scaled) };
+}
+
+/**
+ * The matte of the main car at the photo's size, made from the reduced copy `decodePreview` gives:
+ * 1. ISNet's matte at its own resolution (1024 x 1024 over the whole photo), small islands cleared;
+ * 2. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy;
+ * 3. upscaled once to the photo's size and feathered.
+ * So nothing at the photo's size is made but the final matte: no full-size decode for the models, no
+ * cleanup over 12 MP.
+ */
+export async function mainCarMatte(
+  deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
+  preview: PreviewImage,
+): Promise<Matte> {
+  const small = await deps.segmenter.modelMatte(preview.image);
+  if (deps.cars) await isolateMainCar(deps.cars, preview.image, small);
+  return deps.segmenter.toPhotoSize(small, preview.width, preview.height);
 }

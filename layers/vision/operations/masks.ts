@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type DecodedImage, decodeSource, openSource } from '#vision/image-io.ts';
+import { type DecodedImage, decodePreview, decodeSource, openSource } from '#vision/image-io.ts';
 import type { Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
@@ -10,7 +10,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { isolateMainCar } from './main-car.ts';
+import { mainCarMatte, PREVIEW_SIDE } from './main-car.ts';
 import { plateDetector } from './plate.ts';
 
 /**
@@ -111,9 +111,8 @@ export async function backgroundMaskOperation(
 ): Promise<OperationResult> {
   const segmenter = await isnetSegmenter(models);
   const cars = await carDetector(models);
-  const image = await decodeSource(input.source);
-  const matte = await segmenter.segment(image);
-  await isolateMainCar(cars, image, matte);
+  // No full-size decode: the models look at a reduced copy, and only the matte is made at full size.
+  const matte = await mainCarMatte({ segmenter, cars }, await decodePreview(input.source, PREVIEW_SIDE));
   assertUsableMatte(matteStats(matte));
   return {
     files: [

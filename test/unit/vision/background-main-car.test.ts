@@ -5,6 +5,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
+import { isolateMainCar } from '#vision/operations/main-car.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
 // A street scene 240 x 120: the main car (red) in the middle, a parked car (blue) at the right edge,
@@ -31,19 +32,25 @@ const scene = () =>
     .png()
     .toBuffer();
 
-/** Foreground on both cars and on the bumper-height strip between them. */
+/** Foreground on both cars and on the bumper-height strip between them, at the image's size. */
+const paintScene = async (image: { width: number; height: number }): Promise<Matte> => {
+  const alpha = new Uint8Array(image.width * image.height);
+  const paint = (b: Box) => {
+    for (let y = b.y; y < b.y + b.h; y++) alpha.fill(255, y * image.width + b.x, y * image.width + b.x + b.w);
+  };
+  paint(MAIN);
+  paint(NEIGHBOUR);
+  paint({ x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 });
+  return { width: image.width, height: image.height, alpha } satisfies Matte;
+};
 const segmenter: Segmenter = {
   modelVersion: 'fake',
-  async segment(image) {
-    const alpha = new Uint8Array(image.width * image.height);
-    const paint = (b: Box) => {
-      for (let y = b.y; y < b.y + b.h; y++)
-        alpha.fill(255, y * image.width + b.x, y * image.width + b.x + b.w);
-    };
-    paint(MAIN);
-    paint(NEIGHBOUR);
-    paint({ x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 });
-    return { width: image.width, height: image.height, alpha } satisfies Matte;
+  segment: paintScene,
+  modelMatte: paintScene,
+  // The scene is smaller than the preview side, so the models see it at its own size.
+  async toPhotoSize(matte, width, height) {
+    expect([matte.width, matte.height]).toEqual([width, height]);
+    return matte;
   },
 };
 const cars: ObjectDetector = {
@@ -79,5 +86,35 @@ describe('replaceBackground keeps only the main car', () => {
   it('without a car detector the segmenter decides, neighbour included', async () => {
     const result = await replaceBackground({ segmenter }, await scene(), params, null);
     expect((await rgb(result.matte, NEIGHBOUR.x + 30, NEIGHBOUR.y + 20))[0]).toBe(255);
+  });
+});
+
+describe('isolateMainCar on a matte at the model size', () => {
+  it('scales the boxes axis by axis to a squeezed matte and clears the neighbour there', async () => {
+    // ISNet's matte covers the whole photo at 1024 x 1024 whatever its shape: here 2x wide, 4x tall.
+    const sx = 2;
+    const sy = 4;
+    const alpha = new Uint8Array(W * sx * H * sy);
+    const paint = (b: Box) => {
+      for (let y = b.y * sy; y < (b.y + b.h) * sy; y++)
+        alpha.fill(255, y * W * sx + b.x * sx, y * W * sx + (b.x + b.w) * sx);
+    };
+    paint(MAIN);
+    paint(NEIGHBOUR);
+    paint({ x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 });
+    const matte: Matte = { width: W * sx, height: H * sy, alpha };
+    const image = {
+      width: W,
+      height: H,
+      channels: 3 as const,
+      format: 'image/png' as const,
+      pixels: Buffer.alloc(0),
+    };
+    const found = await isolateMainCar(cars, image, matte);
+    expect(found.box).toEqual(MAIN);
+    const at = (x: number, y: number) => alpha[y * sy * W * sx + x * sx]!;
+    expect(at(NEIGHBOUR.x + 30, NEIGHBOUR.y + 20)).toBe(0);
+    expect(at(MAIN.x + 60, MAIN.y + 30)).toBe(255);
+    expect(at(MAIN.x + 2, MAIN.y + 2)).toBe(255);
   });
 });
