@@ -43,55 +43,10 @@ export async function decodeSource(bytes: Buffer, options: DecodeOptions = {}): 
     }
     return { width: info.width, height: info.height, channels: info.channels, format, pixels: data };
   } catch (error) {
-    throw decodeError(error, format, maxPixels);
-  }
-}
-
-function decodeError(error: unknown, format: ImageType, maxPixels: number): Error {
-  if (/pixel limit/i.test((error as Error).message)) {
-    return new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
-  }
-  return new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
-}
-
-export interface PreviewImage {
-  /** 3-channel sRGB, flattened on white, EXIF orientation applied; shorter side `side` unless smaller. */
-  readonly image: DecodedImage;
-  /** The photo's own size, orientation applied: what `decodeSource` would give. */
-  readonly width: number;
-  readonly height: number;
-}
-
-/**
- * The source reduced for the models (shorter side `side`, aspect kept, never enlarged), decoded straight
- * from its bytes: JPEG and WEBP shrink on load, so a 12 MP JPEG is never decoded at full size here. The
- * refusals are `decodeSource`'s (415, 413 over `maxPixels`, 400 for bytes that do not decode).
- */
-export async function decodePreview(
-  bytes: Buffer,
-  side: number,
-  options: DecodeOptions = {},
-): Promise<PreviewImage> {
-  const format = sniffImageType(bytes);
-  if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
-  const { maxPixels = 100_000_000 } = options;
-  try {
-    const image = sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels });
-    const { autoOrient } = await image.metadata();
-    const { data, info } = await image
-      .resize(side, side, { fit: 'outside', withoutEnlargement: true })
-      .flatten({ background: '#ffffff' })
-      .toColourspace('srgb')
-      .raw({ depth: 'uchar' })
-      .toBuffer({ resolveWithObject: true });
-    if (info.channels !== 3) throw new Error(`decoded to ${info.channels} channels`);
-    return {
-      image: { width: info.width, height: info.height, channels: 3, format, pixels: data },
-      width: autoOrient.width,
-      height: autoOrient.height,
-    };
-  } catch (error) {
-    throw decodeError(error, format, maxPixels);
+    if (/pixel limit/i.test((error as Error).message)) {
+      throw new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
+    }
+    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
   }
 }
 

@@ -3,7 +3,7 @@ import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { decodePreview, decodeSource, encodeResult } from '#vision/image-io.ts';
+import { encodeResult, openSource } from '#vision/image-io.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -20,7 +20,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { mainCarMatte, PREVIEW_SIDE } from './main-car.ts';
+import { mainCarMatte } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
 
@@ -50,8 +50,8 @@ const PRESET_DITHER = 1.5;
 
 /**
  * Replace the background of a car photo.
- * 1. Decode the source at full size for compositing (format from its bytes, EXIF orientation applied,
- *    sRGB; 415 / 400 otherwise) and, alongside, a reduced copy for the models (`decodePreview`).
+ * 1. Read the source's header (type from its bytes; 415 / 413 / 400 otherwise), then decode it at full size
+ *    for compositing (EXIF orientation applied, sRGB) and, alongside, a reduced copy for the models.
  * 2. Segment the copy and, with a car detector, keep only the main car, then bring the matte to the
  *    photo's size (`mainCarMatte`); a matte covering under 1% or over 98% of the photo is
  *    MaskFailedError (802).
@@ -68,10 +68,8 @@ export async function replaceBackground(
   backgroundFile: Buffer | null,
 ): Promise<ReplaceBackgroundResult> {
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
-  const [image, matte] = await Promise.all([
-    decodeSource(source),
-    decodePreview(source, PREVIEW_SIDE).then((preview) => mainCarMatte(deps, preview)),
-  ]);
+  const levels = await openSource(source);
+  const [image, matte] = await Promise.all([levels.atScale(1), mainCarMatte(deps, levels)]);
   const stats = matteStats(matte);
   assertUsableMatte(stats);
 

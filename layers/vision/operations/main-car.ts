@@ -1,5 +1,5 @@
 import type { ObjectDetector } from '#vision/car-detector.ts';
-import type { DecodedImage, PreviewImage } from '#vision/image-io.ts';
+import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { keepMainSubject, type MainSubjectResult, mainCarBox } from '#vision/math/main-subject.ts';
@@ -7,8 +7,8 @@ import type { Matte } from '#vision/math/matte.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
 /**
- * Shorter side of the copy of the photo the models look at (`decodePreview`): ISNet squeezes the whole
- * photo to 1024 x 1024 and NanoDet letterboxes it into 416 x 416, so more pixels would not reach either.
+ * The shorter side the copy of the photo the models look at has at least: ISNet squeezes the whole photo
+ * to 1024 x 1024 and NanoDet letterboxes it into 416 x 416, so more pixels would not reach either.
  */
 export const PREVIEW_SIDE = 1024;
 
@@ -45,18 +45,20 @@ export async function isolateMainCar(
 }
 
 /**
- * The matte of the main car at the photo's size, made from the reduced copy `decodePreview` gives:
- * 1. ISNet's matte at its own resolution (1024 x 1024 over the whole photo), small islands cleared;
- * 2. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy;
- * 3. upscaled once to the photo's size and feathered.
- * So nothing at the photo's size is made but the final matte: no full-size decode for the models, no
- * cleanup over 12 MP.
+ * The matte of the main car at the photo's size, from a reduced copy of it:
+ * 1. the coarsest shrink-on-load decode whose shorter side is at least PREVIEW_SIDE (`atScale`; a 12 MP
+ *    JPEG is decoded at 1/2 in its IDCT, a PNG whole);
+ * 2. ISNet's matte of it at the model's resolution (1024 x 1024 over the whole photo), islands cleared;
+ * 3. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy;
+ * 4. upscaled once to the photo's size and feathered.
+ * So nothing at the photo's size is made for the models: no full-size decode, no cleanup over 12 MP.
  */
 export async function mainCarMatte(
   deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
-  preview: PreviewImage,
+  source: SourceLevels,
 ): Promise<Matte> {
-  const small = await deps.segmenter.modelMatte(preview.image);
-  if (deps.cars) await isolateMainCar(deps.cars, preview.image, small);
-  return deps.segmenter.toPhotoSize(small, preview.width, preview.height);
+  const preview = await source.atScale(Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height)));
+  const small = await deps.segmenter.modelMatte(preview);
+  if (deps.cars) await isolateMainCar(deps.cars, preview, small);
+  return deps.segmenter.toPhotoSize(small, source.width, source.height);
 }

@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type DecodedImage, decodePreview, decodeSource, openSource } from '#vision/image-io.ts';
+import { type DecodedImage, openSource } from '#vision/image-io.ts';
 import type { Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
@@ -10,7 +10,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { mainCarMatte, PREVIEW_SIDE } from './main-car.ts';
+import { mainCarMatte } from './main-car.ts';
 import { plateDetector } from './plate.ts';
 
 /**
@@ -112,7 +112,7 @@ export async function backgroundMaskOperation(
   const segmenter = await isnetSegmenter(models);
   const cars = await carDetector(models);
   // No full-size decode: the models look at a reduced copy, and only the matte is made at full size.
-  const matte = await mainCarMatte({ segmenter, cars }, await decodePreview(input.source, PREVIEW_SIDE));
+  const matte = await mainCarMatte({ segmenter, cars }, await openSource(input.source));
   assertUsableMatte(matteStats(matte));
   return {
     files: [
