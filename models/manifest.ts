@@ -164,13 +164,13 @@ export const HEADS = {
   'analyze-head': {
     id: 'analyze-head',
     name: 'analyze photo-type and view head',
-    version: 'analyze-head-2025.2',
+    version: 'analyze-head-2025.3',
     file: 'models/heads/analyze-head.json',
     fittedBy: 'npm run fit-analyze-head (node --import tsx tools/fit-analyze-head.ts)',
     method:
       'two multinomial logistic regressions (softmax) on 2577 shared standardised features (NanoDet-Plus car ' +
       'box and LPD-YuNet plate geometry, MobileNetV2 feature-map channel means and left-minus-right column ' +
-      'means of the car crop): photo type (exterior, interior, podium) on every sample, view (8 classes) on the ' +
+      'means of the car crop; photos decoded at 800 px or more by JPEG/WEBP shrink-on-load): photo type (exterior, interior, podium) on every sample, view (8 classes) on the ' +
       'samples with a labelled view; L2 0.01, L-BFGS from zero; crops, close-ups, and every sample mirrored ' +
       'with left/right labels swapped; 5-fold CV grouped by car model (listing photos and their composites) ' +
       'and by photo (street photos), seed fixed',

@@ -34,7 +34,13 @@ import type { Box } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import type { View } from '#vision/math/vocabulary.ts';
 import type { ModelCache } from '#vision/models.ts';
-import { type AnalyzeModels, analyzeModels, observe } from '#vision/operations/analyze.ts';
+import {
+  ANALYSIS_SIDE,
+  type AnalyzeModels,
+  analyzeModels,
+  decodeForAnalysis,
+  observe,
+} from '#vision/operations/analyze.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { isnetSegmenter } from '#vision/segmenter.ts';
 
@@ -193,9 +199,29 @@ export async function observeSamples(
   const started = performance.now();
   for (const photo of photos) {
     let car: Box | undefined;
+    let origShrunk = false;
     for (const augmentation of augmentationsOf(photo)) {
       const id = sampleId(photo, augmentation);
-      const key = createHash('sha256').update(`${CACHE_VERSION}\n${id}`).digest('hex').slice(0, 24);
+      // Sizes from headers and crop windows only: a cached sample costs no decode, a composite no ISNet
+      // (it is as large as its listing photo).
+      const original = await orientedSize(await readFile(path.join(evalDir, photo.file)));
+      const window =
+        augmentation === 'orig'
+          ? undefined
+          : augmentWindow(augmentation, original, car, mulberry32(seedOf(id)));
+      const seenSize = window
+        ? { width: Math.max(16, Math.round(window.box.w * window.scale)), height: 0, png: false }
+        : original;
+      if (window) seenSize.height = Math.round((window.box.h * seenSize.width) / window.box.w);
+      const shrunk = shrinksForAnalysis(seenSize);
+      if (augmentation === 'orig') origShrunk = shrunk;
+      // A photo decoded whole is seen as before the shrink-on-load decode, so its entry stays valid; a
+      // close-up's window comes from the car box of the photo's own decode.
+      const tag = shrunk || (augmentation === 'closeup' && origShrunk);
+      const key = createHash('sha256')
+        .update(`${CACHE_VERSION}\n${id}${tag ? `\nside ${ANALYSIS_SIDE}` : ''}`)
+        .digest('hex')
+        .slice(0, 24);
       const bin = path.join(cacheDir, `${key}.f32`);
       const meta = path.join(cacheDir, `${key}.json`);
       let entry: CacheEntry;
@@ -209,29 +235,31 @@ export async function observeSamples(
         mirroredFeatures = all.slice(all.length / 2);
       } else {
         deps ??= await analyzeModels(models);
-        const original = await sourceBytes(evalDir, photo, models, composites);
-        let bytes = original;
-        if (augmentation !== 'orig') {
-          // Upright first: the crop window is in the pixels the operation sees (EXIF orientation applied).
-          const upright = await sharp(original).rotate().toBuffer();
-          const { width, height } = await sharp(upright).metadata();
-          const { box, scale } = augmentWindow(
-            augmentation,
-            { width: width!, height: height! },
-            car,
-            mulberry32(seedOf(id)),
-          );
-          let pipeline = sharp(upright).extract({ left: box.x, top: box.y, width: box.w, height: box.h });
-          if (scale < 1) pipeline = pipeline.resize(Math.max(16, Math.round(box.w * scale)));
-          bytes = await pipeline.jpeg({ quality: 90 }).toBuffer();
+        let bytes = await sourceBytes(evalDir, photo, models, composites);
+        if (window) bytes = await cropped(bytes, window);
+        const decoded = await decodeForAnalysis(bytes);
+        const { width, height } = (await sharp(bytes).metadata()).autoOrient;
+        if (shrunk !== decoded.width < width) {
+          throw new Error(`${id}: ${width}x${height} decoded at ${decoded.width}x${decoded.height}`);
         }
-        const seen = await observe(deps, await decodeSource(bytes));
+        const seen = await observe(deps, decoded);
         const vehicle = mainVehicle(seen.evidence.objects);
+        // The close-up window is cut from the photo's own pixels.
+        const k = width / decoded.width;
         entry = {
           vehicleFound: vehicle !== undefined,
           plateFound: mainPlate(seen.evidence) !== undefined,
           strength: Math.min(featureStrength(seen.features), featureStrength(seen.mirroredFeatures)),
-          ...(vehicle ? { car: vehicle.box } : {}),
+          ...(vehicle
+            ? {
+                car: {
+                  x: vehicle.box.x * k,
+                  y: vehicle.box.y * k,
+                  w: vehicle.box.w * k,
+                  h: vehicle.box.h * k,
+                },
+              }
+            : {}),
         };
         features = seen.features;
         mirroredFeatures = seen.mirroredFeatures;
@@ -261,6 +289,27 @@ export async function observeSamples(
   }
   return samples;
 }
+
+/** A crop or close-up of a photo, as a JPEG. */
+async function cropped(original: Buffer, { box, scale }: { box: Box; scale: number }): Promise<Buffer> {
+  // Upright first: the crop window is in the pixels the operation sees (EXIF orientation applied).
+  const upright = await sharp(original).rotate().toBuffer();
+  let pipeline = sharp(upright).extract({ left: box.x, top: box.y, width: box.w, height: box.h });
+  if (scale < 1) pipeline = pipeline.resize(Math.max(16, Math.round(box.w * scale)));
+  return pipeline.jpeg({ quality: 90 }).toBuffer();
+}
+
+async function orientedSize(bytes: Buffer): Promise<{ width: number; height: number; png: boolean }> {
+  const meta = await sharp(bytes).metadata();
+  return { ...meta.autoOrient, png: meta.format === 'png' };
+}
+
+/**
+ * Whether `decodeForAnalysis` decodes a photo of this size below its own size: a JPEG or WEBP whose half
+ * still has ANALYSIS_SIDE on its longest side (`openSource`'s rule; checked on every fresh observation).
+ */
+const shrinksForAnalysis = (size: { width: number; height: number; png: boolean }) =>
+  !size.png && Math.ceil(Math.max(size.width, size.height) / 2) >= ANALYSIS_SIDE;
 
 /**
  * The photo's bytes; for `podium`, the listing photo cut out by ISNet and put on its backdrop by

@@ -259,10 +259,15 @@ export function crossValidate(
   const { train, log = () => {} } = options;
   // Deterministic, so the held-out predictions of the same samples and settings are kept on disk: the
   // fitting script and `npm run eval` share them instead of fitting every fold twice.
-  const key = createHash('sha256')
-    .update(JSON.stringify({ settings, ids: samples.map((s) => s.id) }))
-    .digest('hex')
-    .slice(0, 24);
+  // Keyed by the features too: the same samples observed by other code are other samples.
+  const hash = createHash('sha256').update(JSON.stringify({ settings, ids: samples.map((s) => s.id) }));
+  for (const s of samples) {
+    hash.update(new Uint8Array(s.features.buffer, s.features.byteOffset, s.features.byteLength));
+    hash.update(
+      new Uint8Array(s.mirroredFeatures.buffer, s.mirroredFeatures.byteOffset, s.mirroredFeatures.byteLength),
+    );
+  }
+  const key = hash.digest('hex').slice(0, 24);
   const cached = path.join(CACHE_DIR, `cv-${key}.json`);
   if (!train && existsSync(cached)) {
     const stored = JSON.parse(readFileSync(cached, 'utf8')) as Record<string, { t: number[]; v: number[] }>;
