@@ -79,7 +79,7 @@ const succeededPlateJob = {
     url: resultPath('result.jpg'),
     output_kind: 'image',
     inference_cached: false,
-    model_version: { plate_detector: 'lpd-yunet-2023mar' },
+    model_version: { plate_detector: 'lpd-yunet-2023mar-dynamic' },
     plates_detected: 1,
   },
   links: links(resultPath('result.jpg')),
@@ -112,8 +112,8 @@ const analyzedJob = {
     model_version: {
       car_detector: 'nanodet-plus-2022nov',
       feature_extractor: 'mobilenetv2-12-int8',
-      analyze_head: 'analyze-head-2025.2',
-      plate_detector: 'lpd-yunet-2023mar',
+      analyze_head: 'analyze-head-2025.3',
+      plate_detector: 'lpd-yunet-2023mar-dynamic',
     },
   },
 };

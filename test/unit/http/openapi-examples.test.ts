@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
+import { SERVICE_MODELS } from '#models/fetch.ts';
+import { HEADS, MODELS } from '#models/manifest.ts';
 import { ERROR_EXAMPLES, type ExampleSet, OPERATION_EXAMPLES } from '#http/openapi-examples.ts';
 import { buildOpenApiDocument, requestSchemas, responseSchemas } from '../../../functions/api/openapi.ts';
 
@@ -56,6 +58,26 @@ describe('examples of the OpenAPI document', () => {
       expect(responseSchemas.ErrorBody.parse(value)).toEqual(value);
       expect(JSON.stringify(document.components.responses[name])).toContain(JSON.stringify(value));
     }
+  });
+
+  it('names only model versions the service reports now (a refitted head or a new file shows in the reference)', () => {
+    const current = new Set([
+      ...SERVICE_MODELS.map((id) => MODELS[id].version),
+      ...Object.values(HEADS).map((head) => head.version),
+    ]);
+    const named: string[] = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === 'model_version') named.push(...Object.values(inner as Record<string, string>));
+          else walk(inner);
+        }
+      }
+    };
+    walk(cases.map((c) => c.value));
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((version) => !current.has(version))).toEqual([]);
   });
 
   it('puts the examples where a reader of POST /jobs and GET /jobs/{job_id} looks for them', () => {
