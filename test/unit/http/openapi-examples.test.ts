@@ -61,7 +61,7 @@ describe('examples of the OpenAPI document', () => {
   });
 
   it('names only model versions the service reports now (a refitted head or a new file shows in the reference)', () => {
-    const current = new Set([
+    const current = new Set<string>([
       ...SERVICE_MODELS.map((id) => MODELS[id].version),
       ...Object.values(HEADS).map((head) => head.version),
     ]);
