@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
+import { ERROR_EXAMPLES, type ExampleSet, OPERATION_EXAMPLES } from '#http/openapi-examples.ts';
 import { SERVICE_MODELS } from '#models/fetch.ts';
 import { HEADS, MODELS } from '#models/manifest.ts';
-import { ERROR_EXAMPLES, type ExampleSet, OPERATION_EXAMPLES } from '#http/openapi-examples.ts';
 import { buildOpenApiDocument, requestSchemas, responseSchemas } from '../../../functions/api/openapi.ts';
 
 const schemaOf = (name: ExampleSet['schema']) =>
