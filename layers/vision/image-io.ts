@@ -43,11 +43,16 @@ export async function decodeSource(bytes: Buffer, options: DecodeOptions = {}): 
     }
     return { width: info.width, height: info.height, channels: info.channels, format, pixels: data };
   } catch (error) {
-    if (/pixel limit/i.test((error as Error).message)) {
-      throw new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
-    }
-    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
+    throw decodeError(error, format, maxPixels);
   }
+}
+
+/** sharp's refusal over `limitInputPixels` is 413; any other failure to read the bytes is 400. */
+function decodeError(error: unknown, format: ImageType, maxPixels: number): Error {
+  if (/pixel limit/i.test((error as Error).message)) {
+    return new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
+  }
+  return new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
 }
 
 /**
@@ -95,10 +100,7 @@ export async function openSource(bytes: Buffer, options: DecodeOptions = {}): Pr
     if (meta.width * meta.height > maxPixels) throw new Error('Input image exceeds pixel limit');
     size = meta.autoOrient;
   } catch (error) {
-    if (/pixel limit/i.test((error as Error).message)) {
-      throw new PayloadTooLargeError(`The image has more than ${maxPixels} pixels`, { cause: error });
-    }
-    throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
+    throw decodeError(error, format, maxPixels);
   }
   const levels = new Map<number, Promise<DecodedImage>>();
   const decodeAt = (factor: number): Promise<DecodedImage> => {

@@ -30,7 +30,7 @@ export interface Segmenter {
   /**
    * The model's own matte over the whole image at the model's resolution (ISNet: 1024 x 1024, the image
    * squeezed), small islands cleared, edges not feathered: cheap to clean further before `toPhotoSize`.
-   * `image` may be a reduced copy of the photo (`decodePreview`).
+   * `image` may be a reduced copy of the photo (`SourceLevels.atScale`).
    */
   modelMatte(image: DecodedImage): Promise<Matte>;
   /** A `modelMatte` upscaled to the photo's size (one byte a pixel, never a float copy), edges feathered. */
