@@ -66,7 +66,13 @@ export async function encodeResult(image: DecodedImage): Promise<EncodedImage> {
     return { data: await raw.png({ compressionLevel: 6 }).toBuffer(), contentType: 'image/png' };
   }
   // mozjpeg mode (trellis, progressive scans) took 7x as long on a 9 MP photo (0.7-1 s) to save 20% of bytes.
-  return { data: await raw.jpeg({ quality: 92, mozjpeg: false }).toBuffer(), contentType: 'image/jpeg' };
+  // Optimised Huffman tables (sharp's default) make libjpeg keep every coefficient of the photo until a
+  // second pass: 76 MB of fresh memory for a 12 MP photo, 0.3-0.7 s of page faults on a microVM (Lambda's
+  // Firecracker too) against 0.05-0.06 s for the one-pass encode, for 3-7% fewer bytes; pixels identical.
+  return {
+    data: await raw.jpeg({ quality: 92, mozjpeg: false, optimiseCoding: false }).toBuffer(),
+    contentType: 'image/jpeg',
+  };
 }
 
 /**
