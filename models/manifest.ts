@@ -164,7 +164,7 @@ export const HEADS = {
   'analyze-head': {
     id: 'analyze-head',
     name: 'analyze photo-type and view head',
-    version: 'analyze-head-2025.3',
+    version: 'analyze-head-2025.4',
     file: 'models/heads/analyze-head.json',
     fittedBy: 'npm run fit-analyze-head (node --import tsx tools/fit-analyze-head.ts)',
     method:

@@ -5,9 +5,8 @@
  *
  * Sources (../shared/eval, see its README):
  * - `listing`: photos.csv, small marketplace photos with photo type and view; group = car model.
- * - `street`: plates/{eu,us,br}, street and dealer-lot photos, all exterior; their view is not labelled
- *   (most are front or rear, but which one is not written down), so they teach the photo type only;
- *   group = the photo.
+ * - `street`: plates/{eu,us,br}, street and dealer-lot photos, all exterior; the source labels no view,
+ *   so ours are in test/eval/street-views.csv (198 photos; mostly front and rear); group = the photo.
  * - `podium`: the listing exteriors cut out by the project's own segmenter (ISNet) and composited onto
  *   one of the four rendered backdrops (every other
  *   listing exterior, backdrops in turn) (layers/vision/backdrops.ts) with their floor shadow, by the
@@ -72,8 +71,15 @@ export interface Sample {
   readonly strength: number;
 }
 
+/**
+ * The view of the street photos a person would give without hesitating, labelled by eye from contact
+ * sheets (198 of 223; left out: plate close-ups, cars cut by the frame or hidden behind another, a
+ * trailer, angles between two views). Not the source's labels: ours, like test/eval/plates-other.csv.
+ */
+const STREET_VIEWS = path.resolve(import.meta.dirname, '..', 'test', 'eval', 'street-views.csv');
+
 /** Bump when observing, augmenting or compositing changes: the cache is keyed by it. */
-const CACHE_VERSION = 'samples-2';
+const CACHE_VERSION = 'samples-3';
 
 export async function readPhotos(evalDir: string): Promise<Photo[]> {
   const listing = (await readFile(path.join(evalDir, 'photos.csv'), 'utf8'))
@@ -90,13 +96,26 @@ export async function readPhotos(evalDir: string): Promise<Photo[]> {
         group: /\)([^/]+?)__/.exec(file!)?.[1] ?? file!,
       };
     });
+  const streetViews = new Map(
+    (await readFile(STREET_VIEWS, 'utf8'))
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',') as [string, View]),
+  );
   const street = (await readFile(path.join(evalDir, 'plates.csv'), 'utf8'))
     .trim()
     .split('\n')
     .slice(1)
     .map((line): Photo => {
       const file = line.split(',')[0]!;
-      return { source: 'street', file, photoType: 'exterior', view: null, group: file };
+      return {
+        source: 'street',
+        file,
+        photoType: 'exterior',
+        view: streetViews.get(file) ?? null,
+        group: file,
+      };
     });
   // Every other listing exterior (12 or 13 per view; ISNet on a shared 2-core machine sets the number) on
   // one of the four backdrops, in turn, so each backdrop gets a quarter of every view.

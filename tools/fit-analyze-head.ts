@@ -9,7 +9,8 @@
  * 1. Observe every sample through the operation's own code (cached in .cache/analyze-samples).
  * 2. Two multinomial logistic regressions (softmax) on the same standardised features, L2 penalty, L-BFGS
  *    from zero weights: deterministic. The photo-type layer learns from every sample; the view layer from
- *    the samples whose view is labelled (listing exteriors and their composites; street photos have none).
+ *    the samples whose view is labelled (listing exteriors, their composites, and the street photos a
+ *    person could give a view: test/eval/street-views.csv).
  *    Every sample is also fitted mirrored, its view's left and right swapped.
  * 3. Grouped k-fold cross-validation: a listing photo's car model is its group, and its composites share
  *    it, so a car never sits on both sides; a street photo is its own group; the seed fixes the folds.
@@ -254,13 +255,19 @@ export const predictSample = (models: HeadModels, s: Sample): HeadProbabilities 
 export function crossValidate(
   samples: readonly Sample[],
   settings: FitSettings = FIT_SETTINGS,
-  options: { train?: (s: Sample) => boolean; log?: (line: string) => void } = {},
+  options: { train?: (s: Sample) => boolean; log?: (line: string) => void; cacheDir?: string } = {},
 ): Map<string, HeadProbabilities> {
-  const { train, log = () => {} } = options;
+  const { train, log = () => {}, cacheDir = CACHE_DIR } = options;
   // Deterministic, so the held-out predictions of the same samples and settings are kept on disk: the
   // fitting script and `npm run eval` share them instead of fitting every fold twice.
-  // Keyed by the features too: the same samples observed by other code are other samples.
-  const hash = createHash('sha256').update(JSON.stringify({ settings, ids: samples.map((s) => s.id) }));
+  // Keyed by the labels and the features too: the same photos labelled anew, or observed by other
+  // code, are other samples.
+  const hash = createHash('sha256').update(
+    JSON.stringify({
+      settings,
+      samples: samples.map((s) => [s.id, s.photo.photoType, s.photo.view]),
+    }),
+  );
   for (const s of samples) {
     hash.update(new Uint8Array(s.features.buffer, s.features.byteOffset, s.features.byteLength));
     hash.update(
@@ -268,7 +275,7 @@ export function crossValidate(
     );
   }
   const key = hash.digest('hex').slice(0, 24);
-  const cached = path.join(CACHE_DIR, `cv-${key}.json`);
+  const cached = path.join(cacheDir, `cv-${key}.json`);
   if (!train && existsSync(cached)) {
     const stored = JSON.parse(readFileSync(cached, 'utf8')) as Record<string, { t: number[]; v: number[] }>;
     if (samples.every((s) => stored[s.id])) {
@@ -300,7 +307,7 @@ export function crossValidate(
     const stored = Object.fromEntries(
       [...out].map(([id, p]) => [id, { t: Array.from(p.photoType), v: Array.from(p.view) }]),
     );
-    mkdirSync(CACHE_DIR, { recursive: true });
+    mkdirSync(cacheDir, { recursive: true });
     writeFileSync(cached, JSON.stringify(stored));
   }
   return out;
@@ -406,7 +413,8 @@ export function headFile(
       count: d,
       description:
         'geometryFeatures (17: NanoDet-Plus main vehicle box, LPD-YuNet plate on it) then cnnFeatures of the ' +
-        'MobileNetV2 int8 feature map "627" of the car crop (1280 channel means, 1280 left-minus-right column means); ' +
+        'MobileNetV2 int8 feature map "627" of the car crop (1280 channel means, 1280 left-minus-right column means) ' +
+        'and of its two halves (1280 left-half-mean minus right-half-mean); ' +
         'see layers/vision/math/features.ts',
     },
     training,
@@ -480,8 +488,8 @@ async function main() {
   console.log(`final fit in ${((performance.now() - started) / 1000).toFixed(0)} s`);
   const file = headFile(models, thresholds, {
     data:
-      '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, view ' +
-      'unlabelled), podium composites of every other listing exterior (100), each on one of the 4 rendered backdrops in turn; ' +
+      '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, the view of ' +
+      '198 labelled by eye in test/eval/street-views.csv), podium composites of every other listing exterior (100), each on one of the 4 rendered backdrops in turn; ' +
       'crops and close-ups of the real photos; every sample also mirrored with left/right swapped',
     samples: samples.length,
     method: 'two multinomial logistic regressions (photo type, view), L2, L-BFGS from zero weights',

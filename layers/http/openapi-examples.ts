@@ -112,7 +112,7 @@ const analyzedJob = {
     model_version: {
       car_detector: 'nanodet-plus-2022nov',
       feature_extractor: 'mobilenetv2-12-int8',
-      analyze_head: 'analyze-head-2025.3',
+      analyze_head: 'analyze-head-2025.4',
       plate_detector: 'lpd-yunet-2023mar-dynamic',
     },
   },

@@ -164,17 +164,21 @@ export async function evalAnalysis(evalDir: string, outDir: string): Promise<Ana
   // The street photos predicted by a head that never saw one.
   const unseen = fitHeads(samples.filter((s) => s.photo.source !== 'street'));
   const street = of('street');
-  const unseenOutcomes = new Map(street.map((s) => [s.id, outcome(s, predictSample(unseen, s), head)]));
+  const unseenHeld = new Map(street.map((s) => [s.id, predictSample(unseen, s)]));
+  const unseenOutcomes = new Map(street.map((s) => [s.id, outcome(s, unseenHeld.get(s.id)!, head)]));
   figures.push(
-    ...figuresOf('street photos, head fitted without any street photo', street, held, unseenOutcomes),
+    ...figuresOf('street photos, head fitted without any street photo', street, unseenHeld, unseenOutcomes),
   );
 
   console.log(formatFigures(figures));
-  const exteriors = of('listing', 'orig', (s) => s.photo.view !== null);
-  const confusion = VIEWS.map(() => VIEWS.map(() => 0));
-  for (const s of exteriors) confusion[viewLabel(s, false)]![argmax(held.get(s.id)!.view)]!++;
-  console.log('\nview confusion of the listing exteriors, held out (rows: label, columns: best view)');
-  console.log(formatConfusion(confusion));
+  for (const source of ['listing', 'street'] as const) {
+    const confusion = VIEWS.map(() => VIEWS.map(() => 0));
+    for (const s of of(source, 'orig', (x) => x.photo.view !== null)) {
+      confusion[viewLabel(s, false)]![argmax(held.get(s.id)!.view)]!++;
+    }
+    console.log(`\nview confusion of the ${source} photos, held out (rows: label, columns: best view)`);
+    console.log(formatConfusion(confusion));
+  }
   const wrongTypes = new Map<string, number>();
   for (const s of samples.filter((x) => x.augmentation === 'orig')) {
     const o = outcomes.get(s.id)!;

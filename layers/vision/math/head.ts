@@ -3,7 +3,7 @@
  * softmax maps over the same standardised features, one for the photo type (exterior, interior, podium)
  * and one for the view (8 classes); its file format, checked at load, and its probabilities.
  */
-import { GEOMETRY_FEATURES } from '#vision/math/features.ts';
+import { CNN_FEATURE_COUNT, GEOMETRY_FEATURES } from '#vision/math/features.ts';
 import { mirrorView, PHOTO_TYPES, VIEWS } from '#vision/math/vocabulary.ts';
 
 /** One linear map and its softmax. */
@@ -37,7 +37,10 @@ export interface HeadProbabilities {
 }
 
 /** Checks a parsed head file once, at load: a malformed or mismatched file fails before any job runs. */
-export function parseHead(json: unknown, featureCount = GEOMETRY_FEATURES.length + 2 * 1280): AnalyzeHead {
+export function parseHead(
+  json: unknown,
+  featureCount = GEOMETRY_FEATURES.length + CNN_FEATURE_COUNT,
+): AnalyzeHead {
   const h = json as Partial<AnalyzeHead>;
   const problems: string[] = [];
   if (h?.format !== 'softmax-head/2') problems.push(`format ${String(h?.format)}`);

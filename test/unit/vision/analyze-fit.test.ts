@@ -1,7 +1,11 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { augmentWindow, type Photo, type Sample } from '#tools/analyze-samples.ts';
 import {
   chooseThresholds,
+  crossValidate,
   fitHeads,
   fitSoftmax,
   groupFolds,
@@ -162,6 +166,33 @@ describe('headFile', () => {
       const [a, b] = [predictSample(models, s), predictSample(stored, s)];
       for (let c = 0; c < 3; c++) expect(b.photoType[c]).toBeCloseTo(a.photoType[c]!, 2);
       for (let c = 0; c < 8; c++) expect(b.view[c]).toBeCloseTo(a.view[c]!, 2);
+    }
+  });
+});
+
+describe('crossValidate', () => {
+  it('serves held-out predictions from its cache only for the same samples with the same labels', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'cv-cache-'));
+    try {
+      const samples = Array.from({ length: 24 }, (_, i) => ({
+        id: `s${i}`,
+        augmentation: 'orig',
+        photo: { ...photo, group: `g${i % 6}`, photoType: 'exterior', view: VIEWS[i % 2] },
+        features: Float32Array.of(i % 2 ? 1 : -1, Math.sin(i)),
+        mirroredFeatures: Float32Array.of(i % 2 ? 1 : -1, -Math.sin(i)),
+      })) as unknown as Sample[];
+      const settings = { lambda: 0.1, folds: 3, seed: 1, maxIterations: 50 };
+      const first = crossValidate(samples, settings, { cacheDir: dir });
+      expect(crossValidate(samples, settings, { cacheDir: dir })).toEqual(first);
+      expect(readdirSync(dir)).toHaveLength(1);
+      // The same photos and features with the views told the other way round: fitted anew.
+      const relabelled = samples.map((s, i) => ({ ...s, photo: { ...s.photo, view: VIEWS[(i + 1) % 2]! } }));
+      const second = crossValidate(relabelled, settings, { cacheDir: dir });
+      expect(readdirSync(dir)).toHaveLength(2);
+      expect(Math.sign(second.get('s0')!.view[1]! - second.get('s0')!.view[0]!)).toBe(1);
+      expect(Math.sign(first.get('s0')!.view[0]! - first.get('s0')!.view[1]!)).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

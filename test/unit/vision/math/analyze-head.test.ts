@@ -13,6 +13,7 @@ import {
   geometryFeatures,
   mainVehicle,
   mirrorEvidence,
+  regionHalves,
 } from '#vision/math/features.ts';
 import {
   type AnalyzeHead,
@@ -126,14 +127,32 @@ describe('feature assembly', () => {
     expect(featureRegion(scene)).toEqual({ x: 90, y: 45, w: 220, h: 110 });
   });
 
-  it('pools channel means and left-minus-right column means', () => {
-    const f = cnnFeatures(map);
+  it('pools channel means, left-minus-right column means and left-half-minus-right-half means', () => {
+    // The halves: channel c is c + 1 on the left half's map and c on the right half's, but for one
+    // channel where the right half sees more (a grille or a tail light on that side).
+    const constant = (value: (c: number) => number) => ({
+      ...map,
+      data: Float32Array.from({ length: 4 * 2 * 5 }, (_, i) => value(Math.floor(i / 10))),
+    });
+    const maps = {
+      whole: map,
+      leftHalf: constant((c) => c + 1),
+      rightHalf: constant((c) => (c === 2 ? 5 : c)),
+    };
+    const f = cnnFeatures(maps);
     // Columns 0..4 add 0..4: mean +2; left two columns mean 0.5, right two 3.5.
-    expect([...f]).toEqual([2, 3, 4, 5, -3, -3, -3, -3]);
-    const x = assembleFeatures(scene, map);
-    expect(x).toHaveLength(GEOMETRY_FEATURES.length + 8);
+    expect([...f]).toEqual([2, 3, 4, 5, -3, -3, -3, -3, 1, 1, -2, 1]);
+    const x = assembleFeatures(scene, maps);
+    expect(x).toHaveLength(GEOMETRY_FEATURES.length + 12);
     expect([...x.slice(GEOMETRY_FEATURES.length)]).toEqual([...f]);
     expect(featureStrength(x, 4)).toBeCloseTo(Math.sqrt(4 + 9 + 16 + 25), 6);
+  });
+
+  it('splits the feature region into a left and a right half', () => {
+    expect(regionHalves({ x: 90, y: 45, w: 220, h: 110 })).toEqual([
+      { x: 90, y: 45, w: 110, h: 110 },
+      { x: 200, y: 45, w: 110, h: 110 },
+    ]);
   });
 });
 
