@@ -94,10 +94,14 @@ function fillConvex(
       const a = ramp > 0 ? Math.min(1, Math.max(0, 0.5 - d / ramp)) : d <= 0 ? 1 : 0;
       if (a === 0) continue;
       const o = (y * width + x) * channels;
-      pixels[o] = Math.round(pixels[o]! + (r - pixels[o]!) * a);
-      pixels[o + 1] = Math.round(pixels[o + 1]! + (g - pixels[o + 1]!) * a);
-      pixels[o + 2] = Math.round(pixels[o + 2]! + (b - pixels[o + 2]!) * a);
-      if (channels === 4) pixels[o + 3] = Math.round(pixels[o + 3]! + (255 - pixels[o + 3]!) * a);
+      // Porter-Duff over: where the photo is translucent, its colour counts only as much as it shows, so
+      // a soft edge over a transparent pixel keeps the fill's colour instead of a dark fringe.
+      const below = channels === 4 ? (pixels[o + 3]! / 255) * (1 - a) : 1 - a;
+      const out = a + below;
+      pixels[o] = Math.round((r * a + pixels[o]! * below) / out);
+      pixels[o + 1] = Math.round((g * a + pixels[o + 1]! * below) / out);
+      pixels[o + 2] = Math.round((b * a + pixels[o + 2]! * below) / out);
+      if (channels === 4) pixels[o + 3] = Math.round(out * 255);
     }
   }
 }

@@ -81,6 +81,17 @@ describe('fillPlates', () => {
     expect(at(out, 5, 5)).toEqual([0, 0, 0, 0]);
   });
 
+  it('keeps the fill colour on the soft edge over transparent pixels (no dark fringe)', () => {
+    const out = filled({ color: '#ffffff', smoothing: true, maskOnly: false }, [rect], image(4));
+    // The ramp's pixels at y 16-17: partly covered, fully white where they show at all.
+    for (const y of [16, 17]) {
+      const [r, g, b, a] = at(out, 50, y);
+      expect([r, g, b]).toEqual([255, 255, 255]);
+      expect(a).toBeGreaterThan(0);
+      expect(a).toBeLessThan(255);
+    }
+  });
+
   it('clips quads that reach past the image', () => {
     const moved = rect.map((c) => ({ x: c.x + 50, y: c.y + 30 })) as unknown as Quad;
     const out = filled({ color: '#ffffff', smoothing: true, maskOnly: false }, [moved]);
