@@ -31,7 +31,7 @@ import { decodeSource } from '#vision/image-io.ts';
 import { featureStrength, mainPlate, mainVehicle } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
-import type { View } from '#vision/math/vocabulary.ts';
+import { VIEWS, type View } from '#vision/math/vocabulary.ts';
 import type { ModelCache } from '#vision/models.ts';
 import {
   ANALYSIS_SIDE,
@@ -101,7 +101,11 @@ export async function readPhotos(evalDir: string): Promise<Photo[]> {
       .trim()
       .split('\n')
       .slice(1)
-      .map((line) => line.split(',') as [string, View]),
+      .map((line) => {
+        const [file, view] = line.split(',') as [string, View];
+        if (!VIEWS.includes(view)) throw new Error(`${STREET_VIEWS}: unknown view ${view} for ${file}`);
+        return [file, view];
+      }),
   );
   const street = (await readFile(path.join(evalDir, 'plates.csv'), 'utf8'))
     .trim()
