@@ -263,7 +263,12 @@ export class PhotoJobs extends Construct {
       memorySize: props.inference?.memorySize ?? inference.memoryMiB,
       timeout: Duration.seconds(inference.timeoutSeconds),
       ephemeralStorageSize: Size.gibibytes(inference.ephemeralStorageGiB),
-      environment: { ...common, BUCKET_NAME: bucket.bucketName, MODELS_DIR: inference.modelsDir },
+      environment: {
+        ...common,
+        ...inference.processEnvironment,
+        BUCKET_NAME: bucket.bucketName,
+        MODELS_DIR: inference.modelsDir,
+      },
       logGroup: createLogGroup(this, 'InferenceLogs', logRetention),
       tracing: lambda.Tracing.ACTIVE,
     });

@@ -3,11 +3,12 @@
  * 12 MP photos in one invocation. The peer is `@imgly/background-removal-node@1.4.5` (the same ISNet
  * weights, fp16 "medium"), a dev dependency only: its `removeBackground` stands against our `background`
  * and `studio_background`, its `segmentForeground` against our `background_mask`. Every row runs in its own
- * child process, so its peak RSS is its own (runtime, models, decode and work); the child times one cold
- * job (from the process's start: imports, model load, first job) and then `runs` warm jobs, cycling
- * through the photos. The peer loads its model from the files inside its npm package (a `file://`
- * publicPath); its child refuses every fetch and every socket that leaves loopback, and the table says
- * so if one was attempted. Skips with a message when ../shared/eval is not there.
+ * child process, so its peak RSS is its own (runtime, models, decode and work); ours get the inference
+ * function's process environment (lib/config.ts). The child times one cold job (from the process's
+ * start: imports, model load, first job) and then `runs` warm jobs, cycling through the photos. The peer
+ * loads its model from the files inside its npm package (a `file://` publicPath); its child refuses every
+ * fetch and every socket that leaves loopback, and the table says so if one was attempted. Skips with a
+ * message when ../shared/eval is not there.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -24,6 +25,7 @@ import { OPERATIONS, type Operation } from '#core/jobs/job.ts';
 import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { defaultModelSearchDirs } from '#models/locate.ts';
 import { onnxOperationRunner } from '#vision/operation-runner.ts';
+import { inference } from '../../lib/config.ts';
 import { archiveIntakeBench } from './archive-intake.ts';
 
 const script = fileURLToPath(import.meta.url);
@@ -201,6 +203,8 @@ function spawnChild(kind: '--child' | '--peer', name: string): ChildReport {
     ['--import', 'tsx', script, kind, name, '--runs', String(runs)],
     {
       cwd: repoRoot,
+      // Our rows run as the inference function does (its glibc settings); the peer as it comes.
+      env: kind === '--child' ? { ...process.env, ...inference.processEnvironment } : process.env,
       encoding: 'utf8',
       maxBuffer: 16 * 1024 * 1024,
     },

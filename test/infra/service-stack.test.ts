@@ -132,7 +132,7 @@ describe('functions', () => {
       MemorySize: 3008,
       Timeout: 120,
       EphemeralStorage: { Size: 2048 },
-      Environment: { Variables: { MODELS_DIR: '/opt/models' } },
+      Environment: { Variables: { MODELS_DIR: '/opt/models', MALLOC_ARENA_MAX: '2' } },
     });
   });
 });
