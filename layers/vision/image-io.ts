@@ -161,3 +161,12 @@ async function decodeShrunk(
     throw new SourceImageError(`The ${format} file could not be decoded`, { cause: error });
   }
 }
+
+/**
+ * Levels that read `whole` for every pass but those a quarter-size decode serves (the plate detector's
+ * whole-photo pass of a photo 2560 px wide or more): for a step that needs the whole decode anyway, a
+ * 1/2 decode for a close look would be decoding twice.
+ */
+export function besideWhole(levels: SourceLevels, whole: Promise<DecodedImage>): SourceLevels {
+  return { ...levels, atScale: (scale) => (scale <= 0.25 ? levels.atScale(scale) : whole) };
+}

@@ -3,7 +3,7 @@ import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { encodeResult, openSource } from '#vision/image-io.ts';
+import { besideWhole, encodeResult, openSource } from '#vision/image-io.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -75,7 +75,11 @@ export async function replaceBackground(
 
   let plates: PlateDetection[] = [];
   if (deps.detector) {
-    plates = (await deps.detector.find(image)).filter((p) => onForeground(matte, p));
+    // The same passes as `plate` (the plates eval measures those): on a large photo the whole-photo pass
+    // reads a shrink-on-load decode instead of resizing every pixel.
+    plates = (await deps.detector.find(besideWhole(levels, Promise.resolve(image)))).filter((p) =>
+      onForeground(matte, p),
+    );
     fillPlates(
       image,
       plates.map((p) => p.quad),

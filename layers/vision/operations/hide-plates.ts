@@ -1,5 +1,5 @@
 import { PlateNotFoundError } from '#core/errors.ts';
-import { type DecodedImage, encodeResult, openSource, type SourceLevels } from '#vision/image-io.ts';
+import { besideWhole, encodeResult, openSource } from '#vision/image-io.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
@@ -51,12 +51,4 @@ export async function hidePlates(
   );
   const { data, contentType } = await encodeResult(decoded);
   return { image: data, contentType, width: decoded.width, height: decoded.height, plates };
-}
-
-/**
- * Levels that read `whole` for every pass but those a quarter-size decode serves (the whole-photo pass
- * of a photo 2560 px wide or more): a 1/2 decode for a close look would be decoding twice.
- */
-function besideWhole(levels: SourceLevels, whole: Promise<DecodedImage>): SourceLevels {
-  return { ...levels, atScale: (scale) => (scale <= 0.25 ? levels.atScale(scale) : whole) };
 }

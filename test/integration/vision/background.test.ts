@@ -287,6 +287,21 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     expect(filled / (w * h)).toBeGreaterThanOrEqual(0.85);
   });
 
+  it('studio_background on a 12 MP photo fills exactly the plates `plate` finds there', async () => {
+    // A large photo is where the two could part: the plate detector's whole-photo pass reads a
+    // shrink-on-load decode, and the plates eval measured that path.
+    const large = await sharp(await read(PLATE_PHOTO.file))
+      .resize(4000, 3000)
+      .jpeg({ quality: 90 })
+      .toBuffer();
+    const [studio, plates] = await Promise.all([run('studio_background', large), run('plate_mask', large)]);
+    const fromStudio = await grey(fileWith(studio, 'plate_mask_url').bytes);
+    const fromPlate = await grey(fileWith(plates, 'url').bytes);
+    expect(studio.platesDetected).toBe(plates.platesDetected);
+    expect(fromStudio.info.width).toBe(4000);
+    expect(fromStudio.data.equals(fromPlate.data)).toBe(true);
+  });
+
   it('fails with MaskFailedError (802) when there is nothing to cut out', async () => {
     const blank = await sharp({ create: { width: 800, height: 600, channels: 3, background: '#808080' } })
       .jpeg()
