@@ -11,7 +11,7 @@
  * message when ../shared/eval is not there.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import net from 'node:net';
@@ -241,6 +241,27 @@ function printTable(cells: string[][]) {
   for (const r of cells) console.log(`| ${r.map((c, i) => c.padEnd(widths[i]!)).join(' | ')} |`);
 }
 
+/**
+ * Physical cores, threads per core and the widest x86 vector unit, from /proc/cpuinfo. onnxruntime sizes its
+ * thread pools by physical cores, and the peer's parallel execution mode turns its memory pattern off only
+ * with more than one (docs/quality.md: 2.0 GB against 1.0 GB on two vCPUs); kernels depend on the vector
+ * unit. Tables from hosts that differ here do not compare.
+ */
+function cpuTopology(): string {
+  try {
+    const info = readFileSync('/proc/cpuinfo', 'utf8');
+    const field = (name: string) => info.match(new RegExp(`^${name}\\s*:(.*)$`, 'm'))?.[1]?.trim();
+    const cores = Number(field('cpu cores'));
+    const siblings = Number(field('siblings'));
+    const flags = field('flags')?.split(' ') ?? [];
+    const vector = flags.includes('avx512f') ? 'AVX-512' : flags.includes('avx2') ? 'AVX2' : 'no AVX2';
+    if (!cores || !siblings) return vector;
+    return `${cores} physical cores, ${siblings / cores} thread(s) each, ${vector}`;
+  } catch {
+    return 'topology unknown';
+  }
+}
+
 async function main() {
   if (!existsSync(path.join(evalDir, SOURCE_PHOTOS[0]!))) {
     console.log(`No eval photos under ${evalDir} (see ../shared/eval/README.md): no benchmark.`);
@@ -270,7 +291,7 @@ async function main() {
   console.log(
     `Benchmark: ${SOURCE_PHOTOS.length} eval photos upscaled to 4000x3000 JPEG (${(bytes / 1e6).toFixed(1)} MB ` +
       `in all), one cold job then ${runs} warm jobs per row, one child process per row; ` +
-      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}), load average ${loadBefore.toFixed(1)}`,
+      `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}, ${cpuTopology()}), load average ${loadBefore.toFixed(1)}`,
   );
   const operations = OPERATIONS.filter((operation) => !only || only.includes(operation));
   const peers = new Map<PeerCall, ChildReport>();
