@@ -117,8 +117,8 @@ export const inference = {
   /**
    * Read by glibc when the runtime process starts. onnxruntime's and libvips' threads each got a malloc
    * arena of their own (up to 8 per core), and freed ISNet and image buffers stayed resident in them: two
-   * arenas took 60-90 MB off the peak RSS of background_mask (about 960 -> 900 MB) at the same speed
-   * (docs/quality.md). `npm run bench` starts its rows of our operations with the same variables.
+   * arenas took 17-90 MB off every operation's peak RSS (background_mask 998 -> 909 MB) at the same speed
+   * (docs/decisions.md). `npm run bench` starts its rows of our operations with the same variables.
    */
   processEnvironment: { MALLOC_ARENA_MAX: '2' },
   /**
