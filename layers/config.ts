@@ -14,7 +14,12 @@ const ConfigSchema = z.object({
   STATE_MACHINE_ARN: z.string().min(1).optional(),
   /** The archive workflow: unpacks batch archives and builds their downloads. */
   ARCHIVE_STATE_MACHINE_ARN: z.string().min(1).optional(),
-  AWS_REGION: z.string().default('us-east-1'),
+  /**
+   * Lambda sets it; elsewhere (the keys CLI against a deployment) unset leaves the region to the SDK's own
+   * chain (the profile's region in ~/.aws/config, AWS_PROFILE), as every AWS tool does. A default here would win
+   * over that chain and send the CLI to another region's table.
+   */
+  AWS_REGION: z.string().min(1).optional(),
   /** Endpoints of stand-in services (the embedded local stack); unset in AWS. */
   DYNAMODB_ENDPOINT: optionalUrl,
   S3_ENDPOINT: optionalUrl,
@@ -72,13 +77,15 @@ let cached: Config | undefined;
 
 /** Parsed once per process; a misconfigured function fails at cold start with the names of the bad variables. */
 export function config(): Config {
-  if (!cached) {
-    const parsed = ConfigSchema.safeParse(process.env);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
-      throw new Error(`Invalid configuration: ${problems.join('; ')}`);
-    }
-    cached = parsed.data;
-  }
+  cached ??= parseConfig(process.env);
   return cached;
+}
+
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const parsed = ConfigSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new Error(`Invalid configuration: ${problems.join('; ')}`);
+  }
+  return parsed.data;
 }
