@@ -144,6 +144,18 @@ export const apiFunction = {
   timeoutSeconds: 29,
 } as const;
 
+/**
+ * Step Functions counts a Lambda task's time from the invoke, so it includes the function's init phase, which
+ * the function's own timeout does not: up to 10 s (AWS Lambda execution environment lifecycle), most likely
+ * on a container image's cold start. A task waits the function's timeout, that init, and a margin for the
+ * invoke itself; a task timeout equal to the function's would end a slow cold run as States.Timeout while
+ * the function goes on writing.
+ */
+const LAMBDA_INIT_LIMIT_SECONDS = 10;
+const INVOKE_MARGIN_SECONDS = 10;
+export const taskTimeoutSeconds = (functionTimeoutSeconds: number) =>
+  functionTimeoutSeconds + LAMBDA_INIT_LIMIT_SECONDS + INVOKE_MARGIN_SECONDS;
+
 export const workflowFunction = {
   memoryMiB: 512,
   // Database work, or one webhook attempt (WEBHOOK_TIMEOUT_MS, 10 s) with its bookkeeping.
@@ -173,14 +185,17 @@ export const workflow = {
    * (minutes); what needs the room is the webhook schedule after settlement (about 11 hours at most).
    */
   timeoutHours: 24,
-  /** PrepareJob, the settle tasks and the webhook tasks; a bit over the function's own timeout. */
-  taskTimeoutSeconds: workflowFunction.timeoutSeconds + 10,
+  /** PrepareJob, the settle tasks and the webhook tasks. */
+  taskTimeoutSeconds: taskTimeoutSeconds(workflowFunction.timeoutSeconds),
+  inferenceTaskTimeoutSeconds: taskTimeoutSeconds(inference.timeoutSeconds),
   /** Error names worth another attempt; `TransientError` is the domain's own (layers/core/error-names.ts). */
   retryErrors: [
     'Lambda.ServiceException',
     'Lambda.AWSLambdaException',
     'Lambda.SdkClientException',
     'Lambda.TooManyRequestsException',
+    // The invoke's own HTTP call timed out (Step Functions' name for it): the function may not have run.
+    'Lambda.ClientExecutionTimeoutException',
     errorNames.TransientError,
   ],
   retryIntervalSeconds: 2,

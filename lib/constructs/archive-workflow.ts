@@ -4,7 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { archiveFunction, workflow } from '../config.ts';
+import { archiveFunction, taskTimeoutSeconds, workflow } from '../config.ts';
 import { createLogGroup } from './log-group.ts';
 
 export interface ArchiveWorkflowProps {
@@ -31,7 +31,7 @@ export class ArchiveWorkflow extends Construct {
       lambdaFunction: props.batchArchive,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(archiveFunction.timeoutSeconds + 10)),
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(taskTimeoutSeconds(archiveFunction.timeoutSeconds))),
       resultPath: '$.result',
     });
     run.addRetry({
@@ -45,7 +45,8 @@ export class ArchiveWorkflow extends Construct {
       lambdaFunction: props.batchArchive,
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.taskTimeoutSeconds)),
+      // The archive function's timeout, though marking a failure is quick: no task may outlive its wait.
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(taskTimeoutSeconds(archiveFunction.timeoutSeconds))),
       payload: sfn.TaskInput.fromObject({
         task: sfn.JsonPath.stringAt('$.task'),
         batchId: sfn.JsonPath.stringAt('$.batchId'),

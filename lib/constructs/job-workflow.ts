@@ -4,7 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { inference, lastResortSettlement, webhookRetry, workflow } from '../config.ts';
+import { lastResortSettlement, webhookRetry, workflow } from '../config.ts';
 import { createLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
@@ -89,7 +89,7 @@ export class JobWorkflow extends Construct {
     const runInference = invoke('RunInference', props.runInference, {
       inputPath: '$.order',
       resultPath: '$.result',
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(inference.timeoutSeconds)),
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.inferenceTaskTimeoutSeconds)),
     });
     const settleSuccess = invoke('SettleSuccess', props.settleJob, {
       payload: sfn.TaskInput.fromObject({
