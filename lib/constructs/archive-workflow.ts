@@ -5,7 +5,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { archiveFunction, taskTimeoutSeconds, workflow } from '../config.ts';
-import { createLogGroup } from './log-group.ts';
+import { createVendedLogGroup } from './log-group.ts';
 
 export interface ArchiveWorkflowProps {
   batchArchive: lambda.IFunction;
@@ -73,7 +73,7 @@ export class ArchiveWorkflow extends Construct {
       tracingEnabled: true,
       // Every transition without the states' data, as the job workflow logs (job-workflow.ts).
       logs: {
-        destination: createLogGroup(this, 'Logs', props.logRetention),
+        destination: createVendedLogGroup(this, 'Logs', props.logRetention),
         level: sfn.LogLevel.ALL,
         includeExecutionData: false,
       },

@@ -5,7 +5,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { lastResortSettlement, webhookRetry, workflow } from '../config.ts';
-import { createLogGroup } from './log-group.ts';
+import { createVendedLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
   prepareJob: lambda.IFunction;
@@ -162,7 +162,7 @@ export class JobWorkflow extends Construct {
     markDeliveryFailed.addCatch(settled, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
     markDeliveryFailed.next(settled);
 
-    this.logGroup = createLogGroup(this, 'Logs', props.logRetention);
+    this.logGroup = createVendedLogGroup(this, 'Logs', props.logRetention);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: props.stateMachineName,
       stateMachineType: sfn.StateMachineType.STANDARD,

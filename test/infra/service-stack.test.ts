@@ -279,3 +279,28 @@ describe('ServiceStack outputs', () => {
     );
   });
 });
+
+describe('state machine logs', () => {
+  // Outside /aws/vendedlogs/, Step Functions lists each group in the account's one CloudWatch Logs resource
+  // policy, which holds 5,120 characters: enough deployments and log delivery fails to set up.
+  it('go to groups under /aws/vendedlogs/states/, named apart per stack', () => {
+    const groups = new Map(resourcesOfType(serviceJson, 'AWS::Logs::LogGroup'));
+    const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
+    expect(machines).toHaveLength(2);
+    const names = machines.map(([, machine]) => {
+      const { LoggingConfiguration } = machine.Properties as {
+        LoggingConfiguration: {
+          Destinations: { CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [string, string] } } }[];
+        };
+      };
+      const [groupId] =
+        LoggingConfiguration.Destinations[0]!.CloudWatchLogsLogGroup.LogGroupArn['Fn::GetAtt'];
+      return String(groups.get(groupId)?.Properties.LogGroupName);
+    });
+    for (const name of names) {
+      expect(name).toMatch(/^\/aws\/vendedlogs\/states\/PhotoJobsService-[\w-]+$/);
+      expect(name.length).toBeLessThanOrEqual(512);
+    }
+    expect(new Set(names).size).toBe(2);
+  });
+});
