@@ -122,6 +122,12 @@ export const inference = {
    */
   processEnvironment: { MALLOC_ARENA_MAX: '2' },
   /**
+   * Lambda concurrency is one pool per account and region. Uncapped, a burst of jobs (20 in flight per
+   * account, MAX_JOBS_IN_FLIGHT) takes every instance, and API calls are throttled (HTTP API answers 503).
+   * Capped, the excess is throttled at the task instead, which waits and retries it (`throttleRetry`).
+   */
+  reservedConcurrency: 20,
+  /**
    * The image's build context is the repository root minus everything but what the Dockerfile COPYs:
    * an allow-list, so that edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache)
    * neither slow down fingerprinting at synth nor produce a new image.
@@ -201,6 +207,19 @@ export const workflow = {
   retryIntervalSeconds: 2,
   retryMaxAttempts: 3,
   retryBackoffRate: 2,
+} as const;
+
+/**
+ * RunInference throttled (its reserved concurrency in use): the function never started, so waiting is safe;
+ * long enough for a burst of jobs to drain. Waits (full jitter, at most): 5, 10, 20, 40, 60 s, then 60 s;
+ * about 13 minutes in all.
+ */
+export const throttleRetry = {
+  error: 'Lambda.TooManyRequestsException',
+  intervalSeconds: 5,
+  backoffRate: 2,
+  maxAttempts: 16,
+  maxDelaySeconds: 60,
 } as const;
 
 /**

@@ -4,7 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { lastResortSettlement, webhookRetry, workflow } from '../config.ts';
+import { lastResortSettlement, throttleRetry, webhookRetry, workflow } from '../config.ts';
 import { createVendedLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
@@ -61,6 +61,7 @@ export class JobWorkflow extends Construct {
       fn: lambda.IFunction,
       options: Partial<tasks.LambdaInvokeProps>,
       transientRetry = true,
+      firstRetry?: sfn.RetryProps,
     ) => {
       const task = new tasks.LambdaInvoke(this, stateId, {
         lambdaFunction: fn,
@@ -70,6 +71,8 @@ export class JobWorkflow extends Construct {
         taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.taskTimeoutSeconds)),
         ...options,
       });
+      // Before the transient retrier, which may name the same error: the first matching retrier is the one used.
+      if (firstRetry) task.addRetry(firstRetry);
       if (!transientRetry) return task;
       task.addRetry({
         errors: [...workflow.retryErrors],
@@ -86,11 +89,24 @@ export class JobWorkflow extends Construct {
       resultPath: '$.order',
     });
     // The order prepared above is the whole input of the inference function.
-    const runInference = invoke('RunInference', props.runInference, {
-      inputPath: '$.order',
-      resultPath: '$.result',
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.inferenceTaskTimeoutSeconds)),
-    });
+    const runInference = invoke(
+      'RunInference',
+      props.runInference,
+      {
+        inputPath: '$.order',
+        resultPath: '$.result',
+        taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.inferenceTaskTimeoutSeconds)),
+      },
+      true,
+      {
+        errors: [throttleRetry.error],
+        interval: Duration.seconds(throttleRetry.intervalSeconds),
+        maxAttempts: throttleRetry.maxAttempts,
+        backoffRate: throttleRetry.backoffRate,
+        maxDelay: Duration.seconds(throttleRetry.maxDelaySeconds),
+        jitterStrategy: sfn.JitterType.FULL,
+      },
+    );
     const settleSuccess = invoke('SettleSuccess', props.settleJob, {
       payload: sfn.TaskInput.fromObject({
         jobId: sfn.JsonPath.stringAt('$.jobId'),

@@ -72,6 +72,12 @@ export interface PhotoJobsProps {
     memorySize?: number;
     /** Default ARM_64; the image is built for the same platform. */
     architecture?: lambda.Architecture;
+    /**
+     * Reserved concurrency: the most inference runs at once, kept apart from what the API needs. Default
+     * `inference.reservedConcurrency` in lib/config.ts; `null` reserves nothing (an account whose quota
+     * is under 100 plus this cannot reserve any: docs/deploy.md).
+     */
+    reservedConcurrency?: number | null;
   };
   /** Of every log group the construct creates. Default one month. */
   logRetention?: logs.RetentionDays;
@@ -271,6 +277,10 @@ export class PhotoJobs extends Construct {
       },
       logGroup: createLogGroup(this, 'InferenceLogs', logRetention),
       tracing: lambda.Tracing.ACTIVE,
+      reservedConcurrentExecutions:
+        props.inference?.reservedConcurrency === null
+          ? undefined
+          : (props.inference?.reservedConcurrency ?? inference.reservedConcurrency),
     });
     tagHandler(this.inferenceFunction, inference.handler);
     acknowledgeFunctionFindings(this.inferenceFunction);

@@ -323,7 +323,7 @@ describe('PhotoJobs props', () => {
 
   it('sizes the inference function, keeps logs as long as asked and follows the webhook schedule given', () => {
     const { json } = jobsStack({
-      inference: { memorySize: 4096, architecture: lambda.Architecture.X86_64 },
+      inference: { memorySize: 4096, architecture: lambda.Architecture.X86_64, reservedConcurrency: 5 },
       logRetention: logs.RetentionDays.ONE_WEEK,
       webhookRetrySchedule: {
         interval: Duration.seconds(10),
@@ -335,7 +335,13 @@ describe('PhotoJobs props', () => {
     expect(functionFor(json, inference.handler).Properties).toMatchObject({
       MemorySize: 4096,
       Architectures: ['x86_64'],
+      ReservedConcurrentExecutions: 5,
     });
+    // An account whose concurrency quota is too small to reserve any (a new one has 10) deploys with none.
+    const unreserved = jobsStack({ inference: { reservedConcurrency: null } }).json;
+    expect(
+      functionFor(unreserved, inference.handler).Properties.ReservedConcurrentExecutions,
+    ).toBeUndefined();
     for (const [, group] of resourcesOfType(json, 'AWS::Logs::LogGroup'))
       expect(group.Properties.RetentionInDays).toBe(7);
     const [[, machine] = []] = resourcesOfType(json, 'AWS::StepFunctions::StateMachine');

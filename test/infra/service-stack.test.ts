@@ -133,7 +133,12 @@ describe('functions', () => {
       Timeout: 120,
       EphemeralStorage: { Size: 2048 },
       Environment: { Variables: { MODELS_DIR: '/opt/models', MALLOC_ARENA_MAX: '2' } },
+      // A burst of jobs must not take the instances the API needs: concurrency is one pool per account.
+      ReservedConcurrentExecutions: 20,
     });
+    // The API's functions share the rest of the pool.
+    for (const [, fn] of functions.filter(([, fn]) => isApiFunction(fn)))
+      expect(fn.Properties.ReservedConcurrentExecutions).toBeUndefined();
   });
 });
 

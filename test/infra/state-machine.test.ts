@@ -3,6 +3,7 @@ import {
   handlerMetadataKey,
   inference,
   lastResortSettlement,
+  throttleRetry,
   webhookRetry,
   workflow,
   workflowFunction,
@@ -286,12 +287,31 @@ describe('job workflow state machine', () => {
     expect(states.MarkDeliveryFailed?.Catch).toEqual(catchAll('JobSettled', '$.webhookError'));
   });
 
-  it.each(tasks.map(([name]) => name).filter((name) => name !== 'SettleLastResort'))(
+  it.each(tasks.map(([name]) => name).filter((name) => !['SettleLastResort', 'RunInference'].includes(name)))(
     '%s retries the transient errors first, with full jitter',
     (name) => {
       expect(states[name]?.Retry?.[0]).toEqual(TRANSIENT_RETRY);
     },
   );
+
+  // Throttled means the function never ran (its reserved concurrency was in use): a burst of jobs waits its
+  // turn for minutes instead of failing after three quick retries.
+  it('waits out throttling of the inference function first, then retries transient errors', () => {
+    expect(states.RunInference?.Retry).toEqual([
+      {
+        ErrorEquals: ['Lambda.TooManyRequestsException'],
+        IntervalSeconds: throttleRetry.intervalSeconds,
+        MaxAttempts: throttleRetry.maxAttempts,
+        BackoffRate: throttleRetry.backoffRate,
+        MaxDelaySeconds: throttleRetry.maxDelaySeconds,
+        JitterStrategy: 'FULL',
+      },
+      TRANSIENT_RETRY,
+    ]);
+    expect(
+      worstCaseSeconds({ ...states.RunInference!, Retry: states.RunInference!.Retry!.slice(0, 1) }),
+    ).toBeLessThan(3600);
+  });
 
   it('invokes functions directly (payload only), never through a callback', () => {
     for (const [name, task] of tasks) {
