@@ -65,6 +65,8 @@ const stack = await startLocalStack({
     ? Number(process.env.SFN_RETRY_INTERVAL_SCALE)
     : undefined,
   eventsLogFile: process.env.EVENTS_LOG_FILE || undefined,
+  // DynamoDB cancels overlapping transactions with TransactionConflict; locally that share of them is.
+  transactionConflicts: Number(process.env.LOCAL_DYNAMODB_TRANSACTION_CONFLICTS ?? 0),
   // PHOTO_JOBS_BUNDLED=1 runs the esbuild bundles that would be deployed instead of the sources.
   bundled: ['1', 'true'].includes(process.env.PHOTO_JOBS_BUNDLED ?? ''),
   rateLimits: {

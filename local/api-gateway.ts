@@ -3,6 +3,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import {
+  LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_DRAINED_BODY_BYTES,
   MAX_HEADER_BYTES,
   MAX_INLINE_BODY_BYTES,
@@ -187,6 +188,13 @@ async function handle(compiled: CompiledRoute[], req: IncomingMessage, res: Serv
   } catch (error) {
     // What API Gateway answers when the function itself crashes, in the spec's words.
     console.error(`[api] ${route.routeKey} crashed:`, error);
+    return send(res, 500, errorBody(500, 'Internal error'));
+  }
+  // Lambda refuses a synchronous response over 6 MB (Function.ResponseSizeTooLarge), and API Gateway
+  // answers that failed invocation with a 500.
+  const resultBytes = Buffer.byteLength(JSON.stringify(result ?? null));
+  if (resultBytes > LAMBDA_INVOKE_PAYLOAD_BYTES) {
+    console.error(`[api] ${route.routeKey} answered ${resultBytes} bytes, over Lambda's 6 MB response limit`);
     return send(res, 500, errorBody(500, 'Internal error'));
   }
   writeResult(res, result);

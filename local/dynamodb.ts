@@ -58,6 +58,9 @@ const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const TARGET = 'DynamoDB_20120810.';
 const API_VERSIONS = ['DynamoDB_20111205', 'DynamoDB_20120810'];
 const MAX_TRANSACT_ITEMS = 100;
+/** DynamoDB's item size limit (400 KB), measured as dynalite measures it for PutItem. */
+const MAX_ITEM_BYTES = 400 * 1024;
+const itemSize = requireDynalite('dynalite/db').itemSize as (item: unknown) => number;
 
 type Item = Record<string, unknown>; // DynamoDB wire format, passed through untouched
 type Condition = {
@@ -193,7 +196,16 @@ function dynaliteEngine(dataDir: string | undefined) {
 export async function startLocalDynamo(opts: {
   dataDir?: string;
   tables: CreateTableCommandInput[];
+  /**
+   * The share (0..1) of write transactions that DynamoDB cancels with `TransactionConflict` when they
+   * touch an item another transaction holds (LOCAL_DYNAMODB_TRANSACTION_CONFLICTS); the others wait for
+   * it. Default 0: every such transaction waits its turn.
+   */
+  transactionConflicts?: number;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const conflicts = opts.transactionConflicts ?? 0;
+  if (!(conflicts >= 0 && conflicts <= 1))
+    throw new RangeError('transactionConflicts must be between 0 and 1');
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
   const engine = dynaliteEngine(opts.dataDir);
 
@@ -301,6 +313,21 @@ export async function startLocalDynamo(opts: {
     const ids = new Set(ops.map((op) => itemId(op.spec.TableName, op.key)));
     if (ids.size !== ops.length)
       throw validation('Transaction request cannot include multiple operations on one item');
+    for (const op of ops) {
+      if (op.kind === 'Put' && itemSize(op.spec.Item) > MAX_ITEM_BYTES)
+        throw validation('Item size has exceeded the maximum allowed size');
+    }
+    // A transaction holds its items from its start to its end. One that arrives meanwhile is cancelled as
+    // DynamoDB cancels it, for the configured share; the rest wait their turn.
+    if (conflicts > 0 && [...ids].some((id) => held.has(id)) && Math.random() < conflicts) {
+      const reasons = ops.map(
+        (op): Reason =>
+          held.has(itemId(op.spec.TableName, op.key))
+            ? { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' }
+            : { Code: 'None' },
+      );
+      throw cancellation(reasons);
+    }
 
     return exclusive([...ids], async () => {
       const before = await Promise.all(ops.map((op) => read(op.spec.TableName, op.key)));
@@ -330,13 +357,16 @@ export async function startLocalDynamo(opts: {
       }
       if (!cancelled) return {};
       await rollback();
-      throw new DynamoError(400, {
-        __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
-        Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
-        CancellationReasons: reasons,
-      });
+      throw cancellation(reasons);
     });
   }
+
+  const cancellation = (reasons: Reason[]) =>
+    new DynamoError(400, {
+      __type: 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException',
+      Message: `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((r) => r.Code).join(', ')}]`,
+      CancellationReasons: reasons,
+    });
 
   async function read(table: string, key: Item, extra: object = {}): Promise<Item | undefined> {
     const { Item } = await call<{ Item?: Item }>('GetItem', {

@@ -49,6 +49,8 @@ export interface LocalStackOptions {
    * bundles run instead of the TypeScript sources. Starting takes the bundling time (about a minute).
    */
   bundled?: boolean;
+  /** The share (0..1) of overlapping DynamoDB transactions cancelled with TransactionConflict; default 0. */
+  transactionConflicts?: number;
   /** API Gateway throttling as the local gateway applies it; absent: no limit. */
   rateLimits?: GatewayOptions;
 }
@@ -111,7 +113,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
 
   if (options.dataDir) await mkdir(options.dataDir, { recursive: true });
   const dir = (name: string) => (options.dataDir ? path.join(options.dataDir, name) : undefined);
-  const dynamo = await startLocalDynamo({ dataDir: dir('dynamodb'), tables: topology.tables });
+  const dynamo = await startLocalDynamo({
+    dataDir: dir('dynamodb'),
+    tables: topology.tables,
+    transactionConflicts: options.transactionConflicts,
+  });
   const s3 = await startLocalS3({ dataDir: dir('s3'), buckets: [LOCAL_BUCKET] });
   const eventBus = await startLocalEventBridge({
     logFile:

@@ -44,6 +44,8 @@ const UNSUPPORTED = [
   'Credentials',
 ];
 const UNSUPPORTED_PREFIX = 'ToleratedFailure';
+/** Step Functions' limit on a state's input or output, and on an execution's input: 256 KB. */
+const MAX_STATE_PAYLOAD_BYTES = 262_144;
 
 class SfnError extends Error {
   constructor(
@@ -121,10 +123,24 @@ export async function startLocalStepFunctions(opts: {
     writeFileSync(opts.stateFile, [...folded.values()].map((entry) => `${JSON.stringify(entry)}\n`).join(''));
   }
 
-  async function runTask(exec: Execution, resource: string, input: Json): Promise<Json> {
+  /**
+   * A state's input or output over 256 KB fails the execution with States.DataLimitExceeded, a terminal
+   * error that no Retry or Catch (States.ALL included) handles: the run is stopped, not thrown into.
+   */
+  function withinDataLimit(exec: Execution, state: string, what: 'an input' | 'a result', data: unknown) {
+    const bytes = Buffer.byteLength(JSON.stringify(data ?? null));
+    if (bytes <= MAX_STATE_PAYLOAD_BYTES) return;
+    const cause = `The state/task '${state}' has ${what} with a size exceeding the maximum number of bytes service limit.`;
+    finish(exec, 'FAILED', { error: 'States.DataLimitExceeded', cause });
+    exec.abort();
+    throw Object.assign(new Error(cause), { name: 'States.DataLimitExceeded' });
+  }
+
+  async function runTask(exec: Execution, state: string, resource: string, input: Json): Promise<Json> {
     // The library re-enters a retried state even after an abort; an aborted run must call nothing.
     if (exec.status !== 'RUNNING')
       throw Object.assign(new Error('execution is no longer running'), { name: 'States.Runtime' });
+    withinDataLimit(exec, state, 'an input', input);
     const integration = LAMBDA_INVOKE.test(resource);
     const { FunctionName, Payload } = integration
       ? (input as { FunctionName: string; Payload?: unknown })
@@ -133,8 +149,10 @@ export async function startLocalStepFunctions(opts: {
     invoking.add(call);
     try {
       const result = ((await call) ?? null) as Json;
+      withinDataLimit(exec, state, 'a result', result);
       return integration ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
     } catch (err) {
+      if (exec.status !== 'RUNNING') throw err;
       throw asLambdaError(err);
     } finally {
       invoking.delete(call);
@@ -150,6 +168,8 @@ export async function startLocalStepFunctions(opts: {
     if (!/^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\p{Cc}]{1,80}$/u.test(name))
       throw new SfnError('InvalidName', `Invalid Name: '${name}'`);
     const input = body.input ?? '{}';
+    if (Buffer.byteLength(input) > MAX_STATE_PAYLOAD_BYTES)
+      throw new SfnError('InvalidExecutionInput', `Execution input exceeds ${MAX_STATE_PAYLOAD_BYTES} bytes`);
     let parsed: Json;
     try {
       parsed = JSON.parse(input);
@@ -185,7 +205,7 @@ export async function startLocalStepFunctions(opts: {
     const { executionArn, stateMachineArn, name } = exec;
     const taskResourceLocalHandlers: TaskHandlers = {};
     for (const [stateName, resource] of machine.tasks)
-      taskResourceLocalHandlers[stateName] = (i) => runTask(exec, resource, i);
+      taskResourceLocalHandlers[stateName] = (i) => runTask(exec, stateName, resource, i);
     const run = machine.runner.run(parsed, {
       overrides: { taskResourceLocalHandlers },
       context: {

@@ -3,15 +3,13 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   QueryCommand,
-  TransactionCanceledException,
-  TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { CreditAccount } from '#core/credits/credits.ts';
 import type { LedgerEntry } from '#core/credits/ledger.ts';
 import type { ApiKeyRecord, KeyDefaults } from '#core/keys/api-key.ts';
 import type { AccountRepository, ApiKeyRepository } from '#core/ports.ts';
-import { doc, keys, num } from './dynamodb-items.ts';
+import { doc, keys, num, transactWrite } from './dynamodb-items.ts';
 import { ledgerEntryOf, ledgerPartition, openAccountWrites } from './dynamodb-ledger.ts';
 
 export function dynamodbAccounts(client: DynamoDBClient, table: string): AccountRepository {
@@ -28,17 +26,11 @@ export function dynamodbAccounts(client: DynamoDBClient, table: string): Account
       } satisfies CreditAccount;
     },
     async open(account, credits) {
-      try {
-        await client.send(
-          new TransactWriteItemsCommand({
-            TransactItems: openAccountWrites(table, account, credits, new Date().toISOString()),
-          }),
-        );
-        return true;
-      } catch (error) {
-        if (error instanceof TransactionCanceledException) return false;
-        throw error;
-      }
+      const failed = await transactWrite(
+        client,
+        openAccountWrites(table, account, credits, new Date().toISOString()),
+      );
+      return failed === null;
     },
     async ledger(account) {
       const entries: LedgerEntry[] = [];
@@ -69,20 +61,17 @@ export function dynamodbApiKeys(client: DynamoDBClient, table: string): ApiKeyRe
     },
     async create(record, credits) {
       // Key and account appear together or not at all.
-      await client.send(
-        new TransactWriteItemsCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: table,
-                Item: { ...keys.apiKey(record.keyId), doc: { S: JSON.stringify(record) } },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            ...openAccountWrites(table, record.keyId, credits, record.createdAt),
-          ],
-        }),
-      );
+      const failed = await transactWrite(client, [
+        {
+          Put: {
+            TableName: table,
+            Item: { ...keys.apiKey(record.keyId), doc: { S: JSON.stringify(record) } },
+            ConditionExpression: 'attribute_not_exists(pk)',
+          },
+        },
+        ...openAccountWrites(table, record.keyId, credits, record.createdAt),
+      ]);
+      if (failed) throw new Error(`API key ${record.keyId} or its account exists already`);
     },
     async updateDefaults(keyId, defaults: KeyDefaults) {
       const existing = await this.findById(keyId);

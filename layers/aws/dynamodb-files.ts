@@ -2,9 +2,7 @@ import {
   type DynamoDBClient,
   GetItemCommand,
   QueryCommand,
-  TransactionCanceledException,
   type TransactWriteItem,
-  TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Asset } from '#core/files/asset.ts';
@@ -12,7 +10,7 @@ import { assetForgottenAt } from '#core/files/assets.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';
-import { doc, epochSeconds, type Item, isExpired, num, seqSortKey } from './dynamodb-items.ts';
+import { doc, epochSeconds, type Item, isExpired, num, seqSortKey, transactWrite } from './dynamodb-items.ts';
 
 /**
  * Layout. A file is two items with the same document: one in its owner's listing partition of gsi1
@@ -51,15 +49,8 @@ function fileItems(file: FileRecord): Item[] {
 
 /** null when the transaction went through; otherwise which items failed their condition. */
 async function transact(client: DynamoDBClient, items: TransactWriteItem[]): Promise<boolean[] | null> {
-  try {
-    await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-    return null;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      return (error.CancellationReasons ?? []).map((reason) => reason.Code === 'ConditionalCheckFailed');
-    }
-    throw error;
-  }
+  const failed = await transactWrite(client, items);
+  return failed ? failed.map((reason) => reason !== false) : null;
 }
 
 const put = (table: string, item: Item, mustBeNew: boolean): TransactWriteItem => ({

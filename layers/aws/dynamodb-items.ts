@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type AttributeValue,
   type DynamoDBClient,
@@ -5,6 +6,8 @@ import {
   type TransactWriteItem,
   TransactWriteItemsCommand,
 } from '@aws-sdk/client-dynamodb';
+import { type BackoffPolicy, backoffDelayMs, TRANSACTION_CONFLICT_BACKOFF } from '#core/backoff.ts';
+import { TransientError } from '#core/errors.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';
 
 /** Single-table key layout. Documents are stored as JSON next to the few attributes that are indexed or updated in place. */
@@ -82,23 +85,47 @@ export function isExpired(item: Item | undefined, now: Date): boolean {
   return ttl !== undefined && Number(ttl) <= epochSeconds(now);
 }
 
+/** Cancellation reasons that say nothing about the items' conditions: the same request may go through later. */
+const TRANSIENT_REASONS = new Set([
+  'TransactionConflict',
+  'ThrottlingError',
+  'ProvisionedThroughputExceeded',
+]);
+
 /**
  * Write `items` all or nothing. null when written; else, per item, its old image when its own condition
  * failed (with ReturnValuesOnConditionCheckFailure ALL_OLD) and false when it did not.
+ *
+ * A transaction cancelled because another one held one of its items (`TransactionConflict`; the
+ * account item is in every reserve, charge and release) is tried again with jittered backoff; when the
+ * tries run out it is a TransientError, which the workflow retries and the API answers with 503. A failed
+ * condition on a try is that try's answer: conditions are evaluated afresh on every try.
  */
 export async function transactWrite(
   client: DynamoDBClient,
   items: TransactWriteItem[],
+  policy: BackoffPolicy = TRANSACTION_CONFLICT_BACKOFF,
 ): Promise<Array<Item | false> | null> {
-  try {
-    await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
-    return null;
-  } catch (error) {
-    if (error instanceof TransactionCanceledException) {
-      return (error.CancellationReasons ?? []).map((reason) =>
-        reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
-      );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+      return null;
+    } catch (error) {
+      if (!(error instanceof TransactionCanceledException)) throw error;
+      const reasons = error.CancellationReasons ?? [];
+      const failedConditions = reasons.some((reason) => reason.Code === 'ConditionalCheckFailed');
+      if (failedConditions || !reasons.some((reason) => TRANSIENT_REASONS.has(reason.Code ?? ''))) {
+        return reasons.map((reason) =>
+          reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
+        );
+      }
+      if (attempt >= policy.attempts) {
+        throw new TransientError(
+          `A transaction of ${items.length} items was cancelled by conflicting writes ${attempt} times`,
+          { cause: error },
+        );
+      }
+      await sleep(backoffDelayMs(policy, attempt, Math.random));
     }
-    throw error;
   }
 }

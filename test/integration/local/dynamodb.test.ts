@@ -14,8 +14,10 @@ import {
   TransactionCanceledException,
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
+  UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { transactWrite } from '#aws/dynamodb-items.ts';
 import { startLocalDynamo } from '../../../local/dynamodb.ts';
 
 const tables: CreateTableCommandInput[] = [
@@ -305,6 +307,47 @@ describe('startLocalDynamo (in memory)', () => {
     });
   });
 
+  it('refuses items over 400 KB on PutItem, UpdateItem and TransactWriteItems, writing nothing', async () => {
+    const big = { S: 'x'.repeat(400 * 1024) };
+    await expect(
+      db.send(new PutItemCommand({ TableName: 'accounts', Item: { pk: { S: 'big' }, payload: big } })),
+    ).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: 'Item size has exceeded the maximum allowed size',
+    });
+    await open('grows', 1);
+    await expect(
+      db.send(
+        new UpdateItemCommand({
+          TableName: 'accounts',
+          Key: { pk: { S: 'grows' } },
+          UpdateExpression: 'SET payload = :b',
+          ExpressionAttributeValues: { ':b': big },
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'ValidationException', message: expect.stringMatching(/Item size/) });
+    await open('carol', 10);
+    const tooBig = spend('carol', 3, 'big');
+    (tooBig.TransactItems![1]!.Put!.Item as Record<string, unknown>).payload = big;
+    await expect(db.send(new TransactWriteItemsCommand(tooBig))).rejects.toMatchObject({
+      name: 'ValidationException',
+      message: 'Item size has exceeded the maximum allowed size',
+    });
+    expect(await balanceOf('carol')).toBe(10);
+  });
+
+  it('takes exactly 100 items in one transaction', async () => {
+    const hundred = Array.from({ length: 100 }, (_, i) => ({
+      Put: { TableName: 'accounts', Item: { pk: { S: `hundred-${i}` } } },
+    }));
+    await db.send(new TransactWriteItemsCommand({ TransactItems: hundred }));
+    expect(await balanceOf('hundred-99')).toBeNaN(); // there, without a balance
+    const got = await db.send(
+      new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'hundred-99' } } }),
+    );
+    expect(got.Item).toEqual({ pk: { S: 'hundred-99' } });
+  });
+
   it('reads several items at once with TransactGetItems', async () => {
     const out = await db.send(
       new TransactGetItemsCommand({
@@ -315,6 +358,58 @@ describe('startLocalDynamo (in memory)', () => {
       }),
     );
     expect(out.Responses).toEqual([{ Item: { balance: { N: '7' } } }, {}]);
+  });
+});
+
+describe('startLocalDynamo (transactionConflicts)', () => {
+  const started: Awaited<ReturnType<typeof startLocalDynamo>>[] = [];
+  const withConflicts = async (share: number) => {
+    const stack = await startLocalDynamo({ tables, transactionConflicts: share });
+    started.push(stack);
+    const db = clientFor(stack.endpoint);
+    await db.send(
+      new PutItemCommand({ TableName: 'accounts', Item: { pk: { S: 'shared' }, balance: { N: '100' } } }),
+    );
+    return db;
+  };
+  afterAll(async () => {
+    for (const stack of started) await stack.close();
+  });
+
+  it("cancels a transaction that touches an item another one holds, in DynamoDB's words", async () => {
+    const db = await withConflicts(1);
+    const outcomes = await Promise.allSettled(
+      ['one', 'two'].map((event) => db.send(new TransactWriteItemsCommand(spend('shared', 5, event)))),
+    );
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const error = (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason;
+    expect(error).toBeInstanceOf(TransactionCanceledException);
+    expect(error.message).toBe(
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [TransactionConflict, None]',
+    );
+    expect((error as TransactionCanceledException).CancellationReasons).toEqual([
+      { Code: 'TransactionConflict', Message: 'Transaction is ongoing for the item' },
+      { Code: 'None' },
+    ]);
+    const balance = await db.send(
+      new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'shared' } } }),
+    );
+    expect(balance.Item?.balance).toEqual({ N: '95' });
+  });
+
+  it('loses no spend when the adapter retries the cancelled ones (30 at once, half cancelled)', async () => {
+    const db = await withConflicts(0.5);
+    const spends = Array.from({ length: 30 }, (_, i) => spend('shared', 2, `e${i}`).TransactItems!);
+    const results = await Promise.all(spends.map((items) => transactWrite(db, items)));
+    expect(results).toEqual(spends.map(() => null));
+    const balance = await db.send(
+      new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'shared' } } }),
+    );
+    expect(balance.Item?.balance).toEqual({ N: '40' });
+  });
+
+  it('refuses a share outside 0..1', async () => {
+    await expect(startLocalDynamo({ tables, transactionConflicts: 2 })).rejects.toThrow(RangeError);
   });
 });
 

@@ -103,6 +103,31 @@ const definitions = {
     StartAt: 'Wait',
     States: { Wait: { Type: 'Task', Resource: fn('slow'), End: true } },
   },
+  [machineArn('task-deadline')]: {
+    StartAt: 'Wait',
+    States: {
+      Wait: {
+        Type: 'Task',
+        Resource: fn('slow'),
+        TimeoutSeconds: 1,
+        Catch: [{ ErrorEquals: ['States.Timeout'], ResultPath: '$.failure', Next: 'TimedOut' }],
+        End: true,
+      },
+      TimedOut: { Type: 'Pass', End: true },
+    },
+  },
+  [machineArn('oversized')]: {
+    StartAt: 'Big',
+    States: {
+      Big: {
+        Type: 'Task',
+        Resource: fn('big'),
+        Catch: [{ ErrorEquals: ['States.ALL'], Next: 'Fallback' }],
+        End: true,
+      },
+      Fallback: { Type: 'Task', Resource: fn('fallback'), End: true },
+    },
+  },
   [machineArn('slow')]: {
     StartAt: 'Wait',
     States: {
@@ -132,6 +157,7 @@ describe('startLocalStepFunctions', () => {
     [fn('fallback')]: async (p) => p,
     [fn('slow')]: () => new Promise((resolve) => releaseSlow.push(() => resolve('slow done'))),
     [fn('after')]: async () => 'after',
+    [fn('big')]: async (p) => 'x'.repeat((p as { size: number }).size),
   };
   let stack: Awaited<ReturnType<typeof startLocalStepFunctions>>;
   let sfn: SFNClient;
@@ -269,6 +295,40 @@ describe('startLocalStepFunctions', () => {
       status: 'TIMED_OUT',
       error: 'States.Timeout',
     });
+  });
+
+  it("fails a Task with States.Timeout once it outlives the state's TimeoutSeconds", async () => {
+    releaseSlow = [];
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: machineArn('task-deadline'), input: '{}' }),
+    );
+    await untilSlowStarted(1);
+    while ((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status === 'RUNNING') {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    releaseSlow[0]?.();
+    await stack.idle();
+    const done = await sfn.send(new DescribeExecutionCommand({ executionArn }));
+    expect(done.status).toBe('SUCCEEDED');
+    expect(JSON.parse(done.output!).failure).toMatchObject({ Error: 'States.Timeout' });
+  });
+
+  it('fails the execution with States.DataLimitExceeded for a result over 256 KB, past any Catch', async () => {
+    const fallbacks = callsTo('fallback').length;
+    const within = await run('oversized', { size: 262_144 - 2 }); // its JSON: the string and two quotes
+    expect(within.status).toBe('SUCCEEDED');
+    const over = await run('oversized', { size: 262_144 - 1 });
+    expect(over).toMatchObject({ status: 'FAILED', error: 'States.DataLimitExceeded' });
+    expect(over.cause).toContain("'Big'");
+    expect(callsTo('fallback')).toHaveLength(fallbacks);
+    await expect(
+      sfn.send(
+        new StartExecutionCommand({
+          stateMachineArn: machineArn('oversized'),
+          input: JSON.stringify({ size: 1, pad: 'x'.repeat(262_144) }),
+        }),
+      ),
+    ).rejects.toMatchObject({ name: 'InvalidExecutionInput' });
   });
 
   it('raises ExecutionDoesNotExist and StateMachineDoesNotExist like AWS', async () => {

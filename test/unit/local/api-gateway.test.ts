@@ -2,7 +2,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_HEADER_BYTES, MAX_INLINE_BODY_BYTES, MAX_URL_BYTES } from '#core/limits.ts';
+import {
+  LAMBDA_INVOKE_PAYLOAD_BYTES,
+  MAX_HEADER_BYTES,
+  MAX_INLINE_BODY_BYTES,
+  MAX_URL_BYTES,
+} from '#core/limits.ts';
 import { createApiServer } from '../../../local/api-gateway.ts';
 
 let server: http.Server;
@@ -41,6 +46,16 @@ beforeAll(async () => {
       },
     },
     { routeKey: 'GET /api/v1/nonsense', invoke: async () => ({ statusCode: 1234, body: 'x' }) },
+    {
+      // The response's JSON (body and the envelope around it) just past, or just within, Lambda's 6 MB.
+      routeKey: 'GET /api/v1/sized/{size}',
+      invoke: async (event) => {
+        const envelope = JSON.stringify({ statusCode: 200, body: '' }).length;
+        const fill = Number(event.pathParameters?.size) - envelope;
+        // A JSON string: its two quotes are escaped in the response's JSON, 4 bytes in all.
+        return { statusCode: 200, body: `"${'x'.repeat(fill - 4)}"` };
+      },
+    },
   ]);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -120,6 +135,16 @@ describe('local API gateway', () => {
       expect(answer.body).toEqual({ code: 500, message: 'Internal error', result: false });
     }
     expect((await request(agent, 'GET', '/api/v1/jobs/job_2')).status).toBe(200);
+    agent.destroy();
+  });
+
+  it("answers 500 when the function's response is over Lambda's 6 MB payload, and passes one at the limit", async () => {
+    const agent = keepAlive();
+    const over = await request(agent, 'GET', `/api/v1/sized/${LAMBDA_INVOKE_PAYLOAD_BYTES + 1}`);
+    expect(over.status).toBe(500);
+    expect(over.body).toMatchObject({ code: 500, result: false });
+    const at = await request(agent, 'GET', `/api/v1/sized/${LAMBDA_INVOKE_PAYLOAD_BYTES}`);
+    expect(at.status).toBe(200);
     agent.destroy();
   });
 

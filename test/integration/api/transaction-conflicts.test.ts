@@ -1,0 +1,85 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
+import { balanceFromLedger } from '#core/credits/ledger.ts';
+import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
+import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
+
+/** analyze (1 credit) succeeds on it. */
+const LISTING_EXTERIOR = 'views/LABELED(front)audi_a4__595804076s.jpg';
+/** plate (5 credits) fails on it with 803: its 5 credits are released. */
+const INTERIOR = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
+const JOBS = 40;
+const START_CREDITS = 200;
+
+/**
+ * DynamoDB cancels transactions that overlap on one item (TransactionConflict). Every reserve, charge and
+ * release writes the key's account item, so one key's concurrent jobs collide all the time; the local
+ * table is told to cancel 30% of the overlapping ones.
+ */
+describe.skipIf(!hasShared)('jobs under injected DynamoDB transaction conflicts', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer({
+      LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.3',
+      MAX_JOBS_IN_FLIGHT: '1000',
+      RATE_LIMIT_KEY_BURST: '1000',
+      RATE_LIMIT_KEY_IN_FLIGHT: '1000',
+    });
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  it(`answers ${JOBS} concurrent creations on one key without a 5xx, ends every job, and the credits add up`, {
+    timeout: 300_000,
+  }, async () => {
+    const key = await server.createKey(START_CREDITS);
+    const client = api(server, key);
+    const failing = (i: number) => i % 2 === 1;
+    const created = await Promise.all(
+      Array.from({ length: JOBS }, (_, i) =>
+        client.postForm(
+          '/jobs',
+          failing(i)
+            ? evalPhotoForm(INTERIOR, { mode: 'plate' })
+            : evalPhotoForm(LISTING_EXTERIOR, { mode: 'analyze' }),
+        ),
+      ),
+    );
+    expect(created.map((response) => response.status)).toEqual(Array(JOBS).fill(202));
+
+    const finals = [];
+    for (const response of created) finals.push((await client.waitForJob(response.body.id, 240_000)).body);
+    expect(finals.map((job) => job.status)).toEqual(
+      finals.map((_, i) => (failing(i) ? 'failed' : 'success')),
+    );
+    for (const [i, job] of finals.entries()) if (failing(i)) expect(job.code, job.id).toBe(803);
+
+    const endpoints = (await readRunningStack(server.dataDir))!;
+    const dynamodb = new DynamoDBClient({
+      endpoint: endpoints.dynamodb,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
+    const keyId = keyIdOf(hashSecret(key));
+    const ledger = await accounts.ledger(keyId);
+    const sum = (kind: string) =>
+      ledger.filter((entry) => entry.kind === kind).reduce((total, entry) => total + entry.amount, 0);
+    const account = await accounts.get(keyId);
+    dynamodb.destroy();
+
+    expect(ledger.filter((entry) => entry.kind === 'reserve')).toHaveLength(JOBS);
+    expect(sum('reserve')).toBe(sum('charge') + sum('release'));
+    expect(sum('charge')).toBe(JOBS / 2);
+    expect(account).toEqual({ available: START_CREDITS - sum('charge'), reserved: 0, usedTotal: JOBS / 2 });
+    expect(balanceFromLedger(ledger)).toEqual(account);
+    expect((await client.get('/quota')).body.quota).toMatchObject({
+      remaining: START_CREDITS - JOBS / 2,
+      used_total: JOBS / 2,
+    });
+  });
+});
