@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BatchWriteItemCommand,
   type DynamoDBClient,
@@ -8,6 +9,7 @@ import {
   type TransactWriteItem,
   type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
+import { backoffDelayMs, UNPROCESSED_ITEMS_BACKOFF } from '#core/backoff.ts';
 import type { Batch, BatchItem } from '#core/batches/batch.ts';
 import { TransientError } from '#core/errors.ts';
 import type { BatchRepository } from '#core/ports.ts';
@@ -15,7 +17,6 @@ import { activeWorkKeys, doc, type Item, keys, transactWrite } from './dynamodb-
 import { jobItem, movementWrites, reservationRefused } from './dynamodb-jobs.ts';
 
 const BATCH_WRITE_SIZE = 25;
-const BATCH_WRITE_ATTEMPTS = 8;
 
 const batchRecord = (batch: Batch): Item => ({
   ...keys.batch(batch.id),
@@ -56,9 +57,9 @@ export function dynamodbBatches(
     for (let start = 0; start < requests.length; start += BATCH_WRITE_SIZE) {
       let pending = requests.slice(start, start + BATCH_WRITE_SIZE);
       for (let attempt = 0; pending.length > 0; attempt++) {
-        if (attempt === BATCH_WRITE_ATTEMPTS)
+        if (attempt === UNPROCESSED_ITEMS_BACKOFF.attempts)
           throw new TransientError('Storing the batch items was throttled');
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        if (attempt > 0) await sleep(backoffDelayMs(UNPROCESSED_ITEMS_BACKOFF, attempt, Math.random));
         const { UnprocessedItems } = await client.send(
           new BatchWriteItemCommand({ RequestItems: { [table]: pending } }),
         );

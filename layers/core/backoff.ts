@@ -15,6 +15,9 @@ export interface BackoffPolicy {
  */
 export const TRANSACTION_CONFLICT_BACKOFF: BackoffPolicy = { attempts: 8, baseMs: 25, capMs: 1000 };
 
+/** A BatchWriteItem whose items came back unprocessed (throttled): waits of at most 0.1 to 6.4 s. */
+export const UNPROCESSED_ITEMS_BACKOFF: BackoffPolicy = { attempts: 8, baseMs: 100, capMs: 6400 };
+
 /**
  * The wait before try `attempt + 1` after try `attempt` (1-based) failed: "full jitter", a random share of
  * the capped exponential, so that writers who collided once do not collide again in step.

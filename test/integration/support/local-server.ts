@@ -49,6 +49,8 @@ export async function startServer(
     SFN_RETRY_INTERVAL_SCALE: '0',
     // Tests never fetch models from the internet: they use ../shared/models or a loopback mirror they name.
     MODELS_OFFLINE: 'true',
+    // As in DynamoDB, transactions that overlap on an item are cancelled now and then (docs/aws-parity.md).
+    LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.1',
     ...env,
   };
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/local.ts'], {
