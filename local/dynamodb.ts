@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { readText, sendAwsJson } from './aws-json.ts';
+import { type Authorizer, accessDeniedJson, accessKeyOf, dynamodbRequests } from './iam.ts';
 
 // dynalite ships no type declarations; createRequire keeps the casts in this file. Its engine (the
 // request validations, the actions and the LevelDB store) is used in this process, without its HTTP server:
@@ -193,6 +194,8 @@ function dynaliteEngine(dataDir: string | undefined) {
 export async function startLocalDynamo(opts: {
   dataDir?: string;
   tables: CreateTableCommandInput[];
+  /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
+  authorize?: Authorizer;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   if (opts.dataDir) await mkdir(opts.dataDir, { recursive: true });
   const engine = dynaliteEngine(opts.dataDir);
@@ -391,6 +394,11 @@ export async function startLocalDynamo(opts: {
     const data = text ? JSON.parse(text) : undefined;
     if (data === undefined || data === null || typeof data !== 'object')
       throw new DynamoError(400, { __type: 'com.amazon.coral.service#SerializationException' });
+    const denial = await opts.authorize?.(
+      accessKeyOf(req.headers.authorization, req.url ?? '/'),
+      dynamodbRequests(op, data),
+    );
+    if (denial) throw new DynamoError(400, accessDeniedJson(denial));
     return transaction ? transaction(data as never) : engine.dispatch(op, data);
   }
 
