@@ -440,7 +440,7 @@ export type Authorizer = (accessKeyId: string | undefined, requests: AuthRequest
  * S3 (same account: either may allow, an explicit Deny in either refuses). The admin key is always allowed.
  * Local calls travel over plain HTTP on loopback where AWS's SDK uses TLS, so aws:SecureTransport is true.
  */
-export function iamAuthorizer(policies: LocalPolicies): Authorizer & { knows(accessKeyId: string): boolean } {
+export function iamAuthorizer(policies: LocalPolicies): Authorizer {
   const verdicts = new Map<string, Promise<string>>();
   const evaluate = (identity: LocalIdentity, request: AuthRequest): Promise<string> => {
     const cacheKey = JSON.stringify([identity.accessKeyId, request]);
@@ -508,9 +508,7 @@ export function iamAuthorizer(policies: LocalPolicies): Authorizer & { knows(acc
     }
     return null;
   };
-  return Object.assign(authorize, {
-    knows: (accessKeyId: string) => accessKeyId === ADMIN_ACCESS_KEY || policies.identities.has(accessKeyId),
-  });
+  return authorize;
 }
 
 /** The JSON-protocol services' (DynamoDB, Step Functions, EventBridge) answer to a refused request. */

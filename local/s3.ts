@@ -48,6 +48,13 @@ export async function startLocalS3(opts: {
     directory,
     configureBuckets: opts.buckets.map((name) => ({ name })),
   });
+  // s3rver checks header signatures itself, against the key pairs of its one account.
+  const account = createRequire(import.meta.url)('s3rver/lib/models/account') as {
+    DUMMY_ACCOUNT: { createKeyPair(accessKeyId: string, secret: string): void };
+  };
+  for (const accessKeyId of opts.iam?.accessKeyIds ?? []) {
+    account.DUMMY_ACCOUNT.createKeyPair(accessKeyId, LOCAL_SECRET_KEY);
+  }
   await server.run().catch(async (err: unknown) => {
     if (!opts.dataDir) await rm(directory, { recursive: true, force: true });
     throw err;
@@ -110,8 +117,8 @@ function singleDesWorks(): boolean {
 
 export interface LocalS3Iam {
   authorize: Authorizer;
-  /** Whether an access key id is one the local stack gave out (its secret is LOCAL_SECRET_KEY). */
-  knows(accessKeyId: string): boolean;
+  /** The access key ids the local stack gave out besides the admin's (each with LOCAL_SECRET_KEY). */
+  accessKeyIds: string[];
 }
 
 const xmlEscape = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -158,7 +165,8 @@ async function signatureCheckingFront(
   s3rver: http.RequestListener,
   iam: (LocalS3Iam & { store: S3rverInstance['store'] }) | undefined,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
-  const knows = iam?.knows ?? ((accessKeyId: string) => accessKeyId === ADMIN_ACCESS_KEY);
+  const keys = new Set([ADMIN_ACCESS_KEY, ...(iam?.accessKeyIds ?? [])]);
+  const knows = (accessKeyId: string) => keys.has(accessKeyId);
   const refuse = (
     req: http.IncomingMessage,
     res: http.ServerResponse,

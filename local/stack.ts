@@ -136,7 +136,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const s3 = await startLocalS3({
     dataDir: dir('s3'),
     buckets: [LOCAL_BUCKET],
-    iam: { authorize, knows: authorizer.knows },
+    iam: { authorize, accessKeyIds: [...policies.identities.keys()] },
   });
   const eventBus = await startLocalEventBridge({
     authorize,
