@@ -427,6 +427,8 @@ export function accessKeyOf(authorization: string | undefined, url: string): str
 
 /** Why a request was refused, in AWS's words. */
 export interface Denial {
+  /** Set when the key itself is unknown (AWS's UnrecognizedClientException); else an access denial. */
+  unknownKey?: true;
   principal: string;
   action: string;
   resource: string;
@@ -487,9 +489,10 @@ export function iamAuthorizer(policies: LocalPolicies): Authorizer {
     if (!identity) {
       const request = requests[0] ?? { action: 'unknown', resource: '*' };
       return {
+        unknownKey: true,
         principal: 'anonymous',
         ...request,
-        message: `The security token included in the request is invalid`,
+        message: 'The security token included in the request is invalid.',
       };
     }
     for (const request of requests) {
@@ -513,7 +516,7 @@ export function iamAuthorizer(policies: LocalPolicies): Authorizer {
 
 /** The JSON-protocol services' (DynamoDB, Step Functions, EventBridge) answer to a refused request. */
 export const accessDeniedJson = (denial: Denial) => ({
-  __type: 'com.amazon.coral.service#AccessDeniedException',
+  __type: `com.amazon.coral.service#${denial.unknownKey ? 'UnrecognizedClientException' : 'AccessDeniedException'}`,
   Message: denial.message,
   message: denial.message,
 });
@@ -525,3 +528,6 @@ export class AccessDeniedError extends Error {
     this.name = 'AccessDeniedError';
   }
 }
+
+/** The credentials of the admin identity: for set-up outside any invocation (the CLI, tests seeding data). */
+export const LOCAL_ADMIN_CREDENTIALS = { accessKeyId: ADMIN_ACCESS_KEY, secretAccessKey: LOCAL_SECRET_KEY };

@@ -142,6 +142,12 @@ async function iamRefusal(
     return { code: 'AccessDenied', message: (error as Error).message };
   }
   const denial = await iam.authorize(accessKeyId, requests);
+  if (denial?.unknownKey) {
+    return {
+      code: 'InvalidAccessKeyId',
+      message: 'The AWS Access Key Id you provided does not exist in our records.',
+    };
+  }
   if (denial) return { code: 'AccessDenied', message: denial.message };
   const reads = requests[0]?.action === 's3:GetObject' && (req.method === 'GET' || req.method === 'HEAD');
   if (!reads || accessKeyId === ADMIN_ACCESS_KEY) return null;
