@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { readText, sendAwsJson } from './aws-json.ts';
+import { type Authorizer, accessDeniedJson, accessKeyOf, dynamodbRequests } from './iam.ts';
 
 // dynalite ships no type declarations; createRequire keeps the casts in this file. Its engine (the
 // request validations, the actions and the LevelDB store) is used in this process, without its HTTP server:
@@ -202,6 +203,8 @@ export async function startLocalDynamo(opts: {
    * it. Default 0: every such transaction waits its turn.
    */
   transactionConflicts?: number;
+  /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
+  authorize?: Authorizer;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   const conflicts = opts.transactionConflicts ?? 0;
   if (!(conflicts >= 0 && conflicts <= 1))
@@ -421,6 +424,11 @@ export async function startLocalDynamo(opts: {
     const data = text ? JSON.parse(text) : undefined;
     if (data === undefined || data === null || typeof data !== 'object')
       throw new DynamoError(400, { __type: 'com.amazon.coral.service#SerializationException' });
+    const denial = await opts.authorize?.(
+      accessKeyOf(req.headers.authorization, req.url ?? '/'),
+      dynamodbRequests(op, data),
+    );
+    if (denial) throw new DynamoError(400, accessDeniedJson(denial));
     return transaction ? transaction(data as never) : engine.dispatch(op, data);
   }
 

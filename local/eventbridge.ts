@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sendAwsJson } from './aws-json.ts';
+import { type Authorizer, accessDeniedJson, accessKeyOf, eventsRequests } from './iam.ts';
 
 interface PutEventsEntry {
   Source?: string;
@@ -21,6 +22,8 @@ interface PutEventsEntry {
  */
 export async function startLocalEventBridge(opts: {
   logFile: string;
+  /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
+  authorize?: Authorizer;
 }): Promise<{ endpoint: string; logFile: string; close(): Promise<void> }> {
   await mkdir(path.dirname(opts.logFile), { recursive: true });
   // One append after another, so that lines never interleave.
@@ -82,9 +85,16 @@ export async function startLocalEventBridge(opts: {
         return;
       }
       Promise.resolve()
-        .then(() => putEvents(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}')))
+        .then(async () => {
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+          const denial = await opts.authorize?.(
+            accessKeyOf(req.headers.authorization, req.url ?? '/'),
+            eventsRequests('PutEvents', body),
+          );
+          return denial ? { denied: accessDeniedJson(denial) } : { out: await putEvents(body) };
+        })
         .then(
-          (out) => reply(200, out),
+          (answer) => ('denied' in answer ? reply(400, answer.denied) : reply(200, answer.out)),
           (err: Error & { type?: string }) =>
             reply(err.type ? 400 : 500, { __type: err.type ?? 'InternalException', message: err.message }),
         );

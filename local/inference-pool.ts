@@ -15,7 +15,12 @@ interface PoolWorker {
  * Runs the container-image function's handler in worker threads, as separate Lambda containers
  * would, so that model inference never blocks the API's event loop.
  */
-export function inferencePool(options: { size: number; repoRoot: string; handler: string }) {
+export function inferencePool(options: {
+  size: number;
+  repoRoot: string;
+  handler: string;
+  functionName: string;
+}) {
   const workers: PoolWorker[] = [];
   const queue: Array<{ payload: unknown; pending: Pending }> = [];
   const inFlight = new Map<number, Pending>();
@@ -23,7 +28,11 @@ export function inferencePool(options: { size: number; repoRoot: string; handler
 
   const spawn = (): PoolWorker => {
     const worker = new Worker(new URL('./inference-worker.mjs', import.meta.url), {
-      workerData: { repoRoot: options.repoRoot, handler: options.handler },
+      workerData: {
+        repoRoot: options.repoRoot,
+        handler: options.handler,
+        functionName: options.functionName,
+      },
     });
     const entry: PoolWorker = { worker, busy: false };
     worker.on(

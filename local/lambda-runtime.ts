@@ -51,10 +51,25 @@ const runtimeGlobals = globalThis as { awslambda?: { InvokeStore?: unknown } };
 runtimeGlobals.awslambda ??= {};
 runtimeGlobals.awslambda.InvokeStore ??= invokeStore;
 
+/**
+ * Who calls the stand-ins: each invocation signs its AWS calls with its function's access key id (local/iam.ts),
+ * so that the stand-ins evaluate them as that function's role. The clients are module singletons shared by
+ * every function in this process, so the key is the current invocation's, looked up at signing time through
+ * this hook (layers/aws/clients.ts reads it without importing local/). Outside an invocation: none, so the
+ * clients sign with the admin key.
+ */
+const CALLER_KEY = Symbol('callerAccessKeyId');
+const LOCAL_CALLER = Symbol.for('photo-jobs.local.caller-access-key');
+(globalThis as { [LOCAL_CALLER]?: () => string | undefined })[LOCAL_CALLER] = () =>
+  invocations.getStore()?.[CALLER_KEY] as string | undefined;
+
+/** Each invocation runs in its own store, acting as its function (whose logical id is its access key id). */
 const inInvocation =
   (handler: Handler): Handler =>
   (event, context) =>
-    invocations.run({ [REQUEST_ID]: context.awsRequestId }, () => handler(event, context));
+    invocations.run({ [REQUEST_ID]: context.awsRequestId, [CALLER_KEY]: context.functionName }, () =>
+      handler(event, context),
+    );
 
 const modules = new Map<string, Promise<Handler>>();
 

@@ -5,6 +5,14 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  ADMIN_ACCESS_KEY,
+  type Authorizer,
+  accessKeyOf,
+  LOCAL_SECRET_KEY,
+  s3Requests,
+  s3Target,
+} from './iam.ts';
 
 // s3rver ships no type declarations; only the members used here are described.
 type S3rverInstance = {
@@ -13,6 +21,7 @@ type S3rverInstance = {
   httpServer?: http.Server;
   /** Koa's request listener, the one its own server uses. */
   callback(): http.RequestListener;
+  store: { existsObject(bucket: string, key: string): Promise<boolean> };
 };
 const S3rver = createRequire(import.meta.url)('s3rver') as new (options: {
   address: string;
@@ -26,6 +35,8 @@ const S3rver = createRequire(import.meta.url)('s3rver') as new (options: {
 export async function startLocalS3(opts: {
   dataDir?: string;
   buckets: string[];
+  /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
+  iam?: LocalS3Iam;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   allowSingleDesOnOpenSsl3();
   const directory = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'local-s3-')));
@@ -37,11 +48,21 @@ export async function startLocalS3(opts: {
     directory,
     configureBuckets: opts.buckets.map((name) => ({ name })),
   });
+  // s3rver checks header signatures itself, against the key pairs of its one account.
+  const account = createRequire(import.meta.url)('s3rver/lib/models/account') as {
+    DUMMY_ACCOUNT: { createKeyPair(accessKeyId: string, secret: string): void };
+  };
+  for (const accessKeyId of opts.iam?.accessKeyIds ?? []) {
+    account.DUMMY_ACCOUNT.createKeyPair(accessKeyId, LOCAL_SECRET_KEY);
+  }
   await server.run().catch(async (err: unknown) => {
     if (!opts.dataDir) await rm(directory, { recursive: true, force: true });
     throw err;
   });
-  const front = await signatureCheckingFront(server.callback());
+  const front = await signatureCheckingFront(
+    server.callback(),
+    opts.iam && { ...opts.iam, store: server.store },
+  );
   return {
     endpoint: front.endpoint,
     async close() {
@@ -94,8 +115,49 @@ function singleDesWorks(): boolean {
   }
 }
 
-/** The stand-ins' one key pair (layers/aws/clients.ts): what a presigned URL must be signed with. */
-const SECRETS: Record<string, string> = { S3RVER: 'S3RVER' };
+export interface LocalS3Iam {
+  authorize: Authorizer;
+  /** The access key ids the local stack gave out besides the admin's (each with LOCAL_SECRET_KEY). */
+  accessKeyIds: string[];
+}
+
+const xmlEscape = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * IAM as S3 applies it: the caller's policies and the bucket policy must allow every action the request
+ * needs; and a GET or HEAD of a missing key answers 404 only to a caller allowed s3:ListBucket on the
+ * bucket for that key's prefix, 403 AccessDenied to any other (S3 does not tell who may not list whether
+ * a key exists).
+ */
+async function iamRefusal(
+  req: http.IncomingMessage,
+  iam: LocalS3Iam & { store: S3rverInstance['store'] },
+): Promise<{ code: string; message: string } | null> {
+  const url = req.url ?? '/';
+  const accessKeyId = accessKeyOf(req.headers.authorization, url);
+  let requests: ReturnType<typeof s3Requests>;
+  try {
+    requests = s3Requests(req.method ?? 'GET', url, req.headers);
+  } catch (error) {
+    return { code: 'AccessDenied', message: (error as Error).message };
+  }
+  const denial = await iam.authorize(accessKeyId, requests);
+  if (denial?.unknownKey) {
+    return {
+      code: 'InvalidAccessKeyId',
+      message: 'The AWS Access Key Id you provided does not exist in our records.',
+    };
+  }
+  if (denial) return { code: 'AccessDenied', message: denial.message };
+  const reads = requests[0]?.action === 's3:GetObject' && (req.method === 'GET' || req.method === 'HEAD');
+  if (!reads || accessKeyId === ADMIN_ACCESS_KEY) return null;
+  const { bucket, key } = s3Target(url);
+  if (await iam.store.existsObject(bucket, key)) return null;
+  const listing = await iam.authorize(accessKeyId, [
+    { action: 's3:ListBucket', resource: `arn:aws:s3:::${bucket}`, context: { 's3:prefix': key } },
+  ]);
+  return listing && { code: 'AccessDenied', message: listing.message };
+}
 
 /**
  * s3rver checks a presigned URL's expiry but not its Signature V4 (its V4 support computes nothing),
@@ -107,18 +169,38 @@ const SECRETS: Record<string, string> = { S3RVER: 'S3RVER' };
  */
 async function signatureCheckingFront(
   s3rver: http.RequestListener,
+  iam: (LocalS3Iam & { store: S3rverInstance['store'] }) | undefined,
 ): Promise<{ endpoint: string; close(): Promise<void> }> {
+  const keys = new Set([ADMIN_ACCESS_KEY, ...(iam?.accessKeyIds ?? [])]);
+  const knows = (accessKeyId: string) => keys.has(accessKeyId);
+  const refuse = (
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    refusal: { code: string; message: string },
+  ) => {
+    req.resume();
+    res.writeHead(403, { 'content-type': 'application/xml' });
+    // A HEAD answer has no body: the SDK sees only the status.
+    res.end(
+      req.method === 'HEAD'
+        ? undefined
+        : `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${xmlEscape(refusal.message)}</Message></Error>`,
+    );
+  };
   const server = http.createServer((req, res) => {
-    const refusal = checkPresigned(req);
-    if (refusal) {
-      req.resume();
-      res.writeHead(403, { 'content-type': 'application/xml' });
-      res.end(
-        `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${refusal.code}</Code><Message>${refusal.message}</Message></Error>`,
-      );
-      return;
-    }
-    s3rver(req, res);
+    const refusal = checkPresigned(req, knows);
+    if (refusal) return refuse(req, res, refusal);
+    if (!iam) return s3rver(req, res);
+    // The request waits, unread, while its authorization is evaluated.
+    req.pause();
+    iamRefusal(req, iam).then(
+      (denied) => (denied ? refuse(req, res, denied) : s3rver(req, res)),
+      (error: unknown) => {
+        req.resume();
+        res.writeHead(500, { 'content-type': 'application/xml' });
+        res.end(`<Error><Code>InternalError</Code><Message>${xmlEscape(String(error))}</Message></Error>`);
+      },
+    );
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
   return {
@@ -134,7 +216,10 @@ async function signatureCheckingFront(
 const rfc3986 = (value: string): string =>
   encodeURIComponent(value).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
-function checkPresigned(req: http.IncomingMessage): { code: string; message: string } | null {
+function checkPresigned(
+  req: http.IncomingMessage,
+  knows: (accessKeyId: string) => boolean,
+): { code: string; message: string } | null {
   const url = req.url ?? '/';
   const queryAt = url.indexOf('?');
   if (queryAt < 0 || !/[?&]X-Amz-Signature=/.test(url)) return null;
@@ -155,7 +240,7 @@ function checkPresigned(req: http.IncomingMessage): { code: string; message: str
   };
   if (query['X-Amz-Algorithm'] !== 'AWS4-HMAC-SHA256') return mismatch;
   const [accessKeyId, date, region, service, terminal] = String(query['X-Amz-Credential']).split('/');
-  const secret = SECRETS[accessKeyId ?? ''];
+  const secret = knows(accessKeyId ?? '') ? LOCAL_SECRET_KEY : undefined;
   if (!secret || !date || !region || !service || terminal !== 'aws4_request') {
     return {
       code: 'InvalidAccessKeyId',

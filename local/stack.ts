@@ -7,6 +7,7 @@ import pLimit, { type LimitFunction } from 'p-limit';
 import { createApiServer, type GatewayOptions } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
+import { iamAuthorizer, type LocalNames, localStateMachineArn, readPolicies } from './iam.ts';
 import { inferencePool } from './inference-pool.ts';
 import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
@@ -53,6 +54,13 @@ export interface LocalStackOptions {
   transactionConflicts?: number;
   /** API Gateway throttling as the local gateway applies it; absent: no limit. */
   rateLimits?: GatewayOptions;
+  /**
+   * IAM enforced on the stand-ins: each function calls them as its role, with the policies of the
+   * synthesized template (local/iam.ts). Default on, unless the environment says LOCAL_IAM=off.
+   */
+  iam?: boolean;
+  /** Changes the synthesized templates before the stack reads them (tests remove a grant with it). */
+  transformTemplates?: (templates: { data: object; service: object }) => void;
 }
 
 export interface LocalStack {
@@ -90,6 +98,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     : undefined;
   const assemblyDir = bundleDir && path.join(bundleDir, 'cdk.out');
   const templates = synthesizeTemplates({ bundle: Boolean(bundleDir), outdir: assemblyDir });
+  options.transformTemplates?.(templates);
   const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
   const modulePath = async (fn: LocalFunction): Promise<string> => {
     if (!bundleDir || !assemblyDir) return fn.handler;
@@ -101,11 +110,23 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     if (!fn.assetHash) throw new Error(`${fn.logicalId} has no bundled asset`);
     return path.join(assemblyDir, `asset.${fn.assetHash}`, 'index.mjs');
   };
+  // The local names of the template's resources; a state machine keeps the name the app gives it, as the
+  // policies that grant on it by ARN name it.
+  const names: LocalNames = {
+    table: () => LOCAL_TABLE,
+    bucket: () => LOCAL_BUCKET,
+    eventBus: () => LOCAL_EVENT_BUS,
+    stateMachine: (logicalId, resource) => resource.Properties?.StateMachineName ?? logicalId,
+  };
+  const policies = readPolicies([templates.data, templates.service], names);
+  const authorizer = iamAuthorizer(policies);
+  const enforced = options.iam ?? process.env.LOCAL_IAM !== 'off';
+  const authorize = enforced ? authorizer : async () => null;
   // Told apart by their first state, which the constructs name (logical ids move with the construct tree).
   const machineStartingAt = (state: string) => {
     const found = topology.stateMachines.find((machine) => machine.definition.StartAt === state);
     if (!found) throw new Error(`The CDK app defines no state machine starting at ${state}`);
-    return { ...found, arn: `arn:aws:states:us-east-1:000000000000:stateMachine:${found.logicalId}` };
+    return { ...found, arn: localStateMachineArn(found.name ?? found.logicalId) };
   };
   const stateMachine = machineStartingAt('PrepareJob');
   const archiveMachine = machineStartingAt('RunArchiveTask');
@@ -117,9 +138,15 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dataDir: dir('dynamodb'),
     tables: topology.tables,
     transactionConflicts: options.transactionConflicts,
+    authorize,
   });
-  const s3 = await startLocalS3({ dataDir: dir('s3'), buckets: [LOCAL_BUCKET] });
+  const s3 = await startLocalS3({
+    dataDir: dir('s3'),
+    buckets: [LOCAL_BUCKET],
+    iam: { authorize, accessKeyIds: [...policies.identities.keys()] },
+  });
   const eventBus = await startLocalEventBridge({
+    authorize,
     logFile:
       options.eventsLogFile ??
       path.join(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-'))), 'events.jsonl'),
@@ -154,6 +181,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         size: options.inferenceWorkers ?? 1,
         repoRoot: REPO_ROOT,
         handler: await modulePath(imageFunction),
+        functionName: imageFunction.logicalId,
       })
     : null;
   // In Lambda every invocation has an instance, and so a CPU, to itself. Here all share one process: 200
@@ -185,6 +213,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
     stateFile: dir('stepfunctions/executions.jsonl'),
     invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
+    authorize,
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
   sfn.resume();

@@ -12,6 +12,7 @@ import {
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
 import { readText, sendAwsJson } from './aws-json.ts';
+import { AccessDeniedError, type Authorizer, accessDeniedJson, accessKeyOf, sfnRequests } from './iam.ts';
 
 type Json = Parameters<StateMachine['run']>[0];
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
@@ -68,6 +69,8 @@ export async function startLocalStepFunctions(opts: {
    * repeated. Without it executions live in memory only.
    */
   stateFile?: string;
+  /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
+  authorize?: Authorizer;
 }): Promise<{ endpoint: string; close(): Promise<void>; idle(): Promise<void>; resume(): void }> {
   installPromiseWithResolvers();
   const scale = opts.retryIntervalScale ?? 1;
@@ -313,23 +316,31 @@ export async function startLocalStepFunctions(opts: {
   const server = http.createServer((req, res) => {
     const op = String(req.headers['x-amz-target'] ?? '').replace(/^AWSStepFunctions\./, '');
     readText(req)
-      .then((text) => {
+      .then(async (text) => {
         const handler = operations[op];
         if (!handler) throw new SfnError('UnknownOperationException', `Unsupported operation: ${op}`);
-        return handler(JSON.parse(text || '{}') as never);
+        const body = JSON.parse(text || '{}');
+        const denial = await opts.authorize?.(
+          accessKeyOf(req.headers.authorization, req.url ?? '/'),
+          sfnRequests(op, body),
+        );
+        if (denial) throw new AccessDeniedError(denial);
+        return handler(body as never);
       })
       .then(
         (out) => sendAwsJson(res, 200, out),
         (err: unknown) =>
-          err instanceof SfnError
-            ? sendAwsJson(res, 400, {
-                __type: `com.amazonaws.swf.service.v2.model#${err.type}`,
-                message: err.message,
-              })
-            : sendAwsJson(res, 500, {
-                __type: 'com.amazonaws.swf.service.v2.model#InternalFailure',
-                message: String(err),
-              }),
+          err instanceof AccessDeniedError
+            ? sendAwsJson(res, 400, accessDeniedJson(err.denial))
+            : err instanceof SfnError
+              ? sendAwsJson(res, 400, {
+                  __type: `com.amazonaws.swf.service.v2.model#${err.type}`,
+                  message: err.message,
+                })
+              : sendAwsJson(res, 500, {
+                  __type: 'com.amazonaws.swf.service.v2.model#InternalFailure',
+                  message: String(err),
+                }),
       );
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));

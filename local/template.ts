@@ -4,7 +4,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 export interface LocalTopology {
   functions: Map<string, LocalFunction>;
   routes: Array<{ routeKey: string; functionId: string }>;
-  stateMachines: Array<{ logicalId: string; definition: Record<string, unknown> }>;
+  stateMachines: Array<{ logicalId: string; name?: string; definition: Record<string, unknown> }>;
   tables: CreateTableCommandInput[];
 }
 
@@ -96,7 +96,11 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
       if (functionId) integrations.set(logicalId, functionId);
     } else if (resource.Type === 'AWS::StepFunctions::StateMachine') {
       const definition = JSON.parse(String(resolve(props.DefinitionString)));
-      topology.stateMachines.push({ logicalId, definition });
+      topology.stateMachines.push({
+        logicalId,
+        ...(typeof props.StateMachineName === 'string' ? { name: props.StateMachineName } : {}),
+        definition,
+      });
     } else if (resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable') {
       topology.tables.push({
         TableName: tableName(logicalId),

@@ -4,9 +4,23 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import type { Config } from '#config';
 
-/** Stand-ins accept any credentials; real AWS uses the function's role. */
-const standInCredentials = (endpoint: string | undefined) =>
-  endpoint ? { credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } } : {};
+/**
+ * Real AWS signs with the function's role. The stand-ins (local/iam.ts) tell roles apart by access key id:
+ * the local Lambda runtime registers a hook, under this global symbol, naming the current invocation's key.
+ * The clients are shared by every invocation in a process, so the key is read when each request is signed:
+ * a getter on a credentials object the SDK keeps as it is (a provider function it would memoize, and every
+ * concurrent call would sign as whoever called first). Without a hook (a CLI, a test seeding data), the
+ * admin key of the stand-ins.
+ */
+const LOCAL_CALLER = Symbol.for('photo-jobs.local.caller-access-key');
+const standInKeys = () => ({
+  get accessKeyId(): string {
+    const caller = (globalThis as { [LOCAL_CALLER]?: () => string | undefined })[LOCAL_CALLER];
+    return caller?.() ?? 'S3RVER';
+  },
+  secretAccessKey: 'S3RVER',
+});
+const standInCredentials = (endpoint: string | undefined) => (endpoint ? { credentials: standInKeys() } : {});
 
 const endpointOf = (endpoint: string | undefined) => (endpoint ? { endpoint } : {});
 

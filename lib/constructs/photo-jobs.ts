@@ -117,18 +117,27 @@ const tableActions = {
   ],
 };
 
+/** A key pattern in one of the bucket's areas (layers/core/storage-layout.ts): everything in it by default. */
+const objectsIn = (area: keyof typeof bucketPrefixes, rest = '*') => `${bucketPrefixes[area].prefix}${rest}`;
+
 /** What the inference function reads and writes in the bucket (docs/decisions.md, Least privilege). */
 export const inferenceObjectAccess = {
   read: [
-    'sources/*',
-    'assets/*',
-    'uploads/*',
+    objectsIn('sources'),
+    objectsIn('assets'),
+    objectsIn('uploads'),
     // A batch item's photo, and a key's stored background.
-    'batches/*/items/*',
-    'keys/*/background.*',
-    `${bucketPrefixes.cache.prefix}*`,
+    objectsIn('batches', '*/items/*'),
+    objectsIn('keys', '*/background.*'),
+    objectsIn('cache'),
   ],
-  write: [`${bucketPrefixes.results.prefix}*`, `${bucketPrefixes.cache.prefix}*`],
+  write: [objectsIn('results'), objectsIn('cache')],
+} as const;
+
+/** What the batch archive task reads and writes in the bucket. */
+export const batchArchiveObjectAccess = {
+  read: [objectsIn('uploads'), objectsIn('batches'), objectsIn('results')],
+  write: [objectsIn('batches')],
 } as const;
 
 /**
@@ -214,6 +223,18 @@ export class PhotoJobs extends Construct {
           resources: patterns.map((pattern) => bucket.arnForObjects(pattern)),
         }),
       );
+      // S3 answers a read of a missing key with 403 AccessDenied, not 404, to a caller without s3:ListBucket
+      // on the bucket: every "does it exist yet" check (the inference cache, a batch's download, an upload)
+      // would fail as a denial. Listing is allowed only under the prefixes the role reads.
+      if (actions.includes('s3:GetObject')) {
+        grantee.grantPrincipal.addToPrincipalPolicy(
+          new iam.PolicyStatement({
+            actions: ['s3:ListBucket'],
+            resources: [bucket.bucketArn],
+            conditions: { StringLike: { 's3:prefix': [...patterns] } },
+          }),
+        );
+      }
     };
 
     // Each task function has a role of its own with what its task needs: none reaches the bucket.
@@ -312,8 +333,8 @@ export class PhotoJobs extends Construct {
       archiveFunction,
     );
     grantTable(batchArchive, ['dynamodb:BatchWriteItem']);
-    grantObjects(batchArchive, ['s3:GetObject'], ['uploads/*', 'batches/*', 'results/*']);
-    grantObjects(batchArchive, ['s3:PutObject', 's3:AbortMultipartUpload'], ['batches/*']);
+    grantObjects(batchArchive, ['s3:GetObject'], batchArchiveObjectAccess.read);
+    grantObjects(batchArchive, ['s3:PutObject', 's3:AbortMultipartUpload'], batchArchiveObjectAccess.write);
     batchArchive.addToRolePolicy(
       new iam.PolicyStatement({
         actions: ['states:StartExecution'],
@@ -370,7 +391,7 @@ export class PhotoJobs extends Construct {
     grantObjects(
       apiRole,
       ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
-      [...Object.values(bucketPrefixes).map(({ prefix }) => `${prefix}*`), 'uploads/*'],
+      Object.values(bucketPrefixes).map(({ prefix }) => `${prefix}*`),
     );
     bucket.encryptionKey?.grantEncryptDecrypt(apiRole);
     stateMachine.grantStartExecution(apiRole);

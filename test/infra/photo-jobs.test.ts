@@ -151,6 +151,7 @@ describe('PhotoJobs with defaults', () => {
       expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
       expect(actionsOf(statements).filter((a) => !a.startsWith('xray:'))).toEqual([
         's3:GetObject',
+        's3:ListBucket',
         's3:PutObject',
       ]);
       expect(objectPatterns(statements, 's3:GetObject')).toEqual(
@@ -172,6 +173,7 @@ describe('PhotoJobs with defaults', () => {
           'dynamodb:BatchWriteItem',
           's3:AbortMultipartUpload',
           's3:GetObject',
+          's3:ListBucket',
           's3:PutObject',
           'states:StartExecution',
         ],
@@ -211,6 +213,34 @@ describe('PhotoJobs with defaults', () => {
       const statements = statementsOfRole(json, roleIdOf(functionFor(json, workflowHandlers.batchArchive)));
       expect(objectPatterns(statements, 's3:GetObject')).toEqual(['batches/*', 'results/*', 'uploads/*']);
       expect(objectPatterns(statements, 's3:PutObject')).toEqual(['batches/*']);
+    });
+
+    // S3 answers a read of a missing key with 403, not 404, without s3:ListBucket: each role reading objects
+    // may list the bucket, and only under the prefixes it reads.
+    const readers: Array<[string, string]> = [
+      ['inference', inference.handler],
+      ['archive', workflowHandlers.batchArchive],
+      ['API', 'functions/api/create-job/handler.ts'],
+    ];
+    it.each(readers)('the %s role may list the bucket exactly under the prefixes it reads', (_, handler) => {
+      const statements = statementsOfRole(json, roleIdOf(functionFor(json, handler)));
+      const listing = statements.filter((s) => list(s.Action).includes('s3:ListBucket'));
+      expect(listing.length).toBeGreaterThan(0);
+      for (const statement of listing) {
+        expect(list(statement.Action)).toEqual(['s3:ListBucket']);
+        expect(statement.Resource).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^JobsData/), 'Arn'] });
+      }
+      const prefixes = listing
+        .flatMap((s) =>
+          list((s.Condition as { StringLike: Record<string, unknown> }).StringLike['s3:prefix']),
+        )
+        .sort();
+      expect(prefixes).toEqual(objectPatterns(statements, 's3:GetObject'));
+    });
+
+    it('no role may list the bucket without a prefix condition', () => {
+      for (const statement of allStatements.filter((s) => list(s.Action).includes('s3:ListBucket')))
+        expect(statement.Condition).toEqual({ StringLike: { 's3:prefix': expect.any(Array) } });
     });
 
     it('the API functions share one role that may delete objects and records but never scan', () => {

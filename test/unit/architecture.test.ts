@@ -122,6 +122,33 @@ describe('architecture', () => {
     ).toEqual([]);
   });
 
+  it('imports the AGPL-licensed IAM simulator (@cloud-copilot) only from local/: nothing deployed carries it', () => {
+    const found: string[] = [];
+    for (const [file, { specifiers }] of imports) {
+      for (const specifier of specifiers)
+        if (specifier.startsWith('@cloud-copilot/') && roomOf(file) !== 'local')
+          found.push(`${file} imports ${specifier}`);
+    }
+    expect(found).toEqual([]);
+    // The rooms that are bundled or deployed may not reach local/ at all, so not through it either.
+    for (const room of [
+      'layers/core',
+      'layers/config',
+      'layers/aws',
+      'layers/http',
+      'layers/vision',
+      'functions',
+      'lib',
+      'models',
+    ])
+      expect(ALLOWED[room], room).not.toContain('local');
+    expect(
+      [...imports.keys()].filter((file) =>
+        imports.get(file)!.specifiers.some((s) => s.startsWith('@cloud-copilot/')),
+      ),
+    ).toContain('local/iam.ts');
+  });
+
   it('keeps the domain pure: no AWS SDK, sharp, onnxruntime or middy, and no process.env in layers/core', () => {
     const impure: string[] = [];
     for (const [file, { text, specifiers }] of imports) {

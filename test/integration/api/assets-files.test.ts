@@ -10,6 +10,7 @@ import type { Asset } from '#core/files/asset.ts';
 import { assetFileRecord } from '#core/files/assets.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { registerResultFiles } from '#core/use-cases/files.ts';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { aJob } from '../../unit/core/fixtures.ts';
 import {
@@ -45,7 +46,8 @@ describe('assets and files on the local server', () => {
     dynamodb = new DynamoDBClient({
       endpoint: endpoints.dynamodb,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // Seeding outside any invocation: the admin identity of the local stack's IAM.
+      credentials: LOCAL_ADMIN_CREDENTIALS,
     });
   });
   afterAll(async () => {

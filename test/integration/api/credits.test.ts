@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
 
@@ -66,7 +67,8 @@ describe.skipIf(!hasShared)('credits under concurrency', () => {
     const dynamodb = new DynamoDBClient({
       endpoint: endpoints.dynamodb,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // Seeding outside any invocation: the admin identity of the local stack's IAM.
+      credentials: LOCAL_ADMIN_CREDENTIALS,
     });
     const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
     const keyId = keyIdOf(hashSecret(key));

@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { type RunningServer, startServer } from '../support/local-server.ts';
 
@@ -365,7 +366,8 @@ async function expectLedgerToRebuildEveryBalance(server: RunningServer) {
   const dynamodb = new DynamoDBClient({
     endpoint: endpoints.dynamodb,
     region: 'us-east-1',
-    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    // Seeding outside any invocation: the admin identity of the local stack's IAM.
+    credentials: LOCAL_ADMIN_CREDENTIALS,
   });
   const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
   const ids: string[] = [];
