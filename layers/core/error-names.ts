@@ -25,6 +25,13 @@ export const errorNames = {
   WebhookDeliveryError: 'WebhookDeliveryError',
   ZipEntryError: 'ZipEntryError',
   DownloadFailedError: 'DownloadFailedError',
+  PermissionDeniedError: 'PermissionDeniedError',
 } as const;
+
+/**
+ * The names AWS gives a call its caller's role may not make: S3's `AccessDenied`, the JSON services'
+ * `AccessDeniedException`. A denial is a deployment's missing grant, never transient: no retry helps.
+ */
+export const awsDenialNames: ReadonlySet<string> = new Set(['AccessDenied', 'AccessDeniedException']);
 
 export type ErrorName = (typeof errorNames)[keyof typeof errorNames];

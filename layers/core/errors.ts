@@ -1,4 +1,4 @@
-import { errorNames } from './error-names.ts';
+import { awsDenialNames, errorNames } from './error-names.ts';
 
 export { type ErrorName, errorNames } from './error-names.ts';
 
@@ -118,6 +118,17 @@ export class ModelUnavailableError extends ServiceError {
   readonly code = 500;
 }
 
+/** An AWS call was denied: the deployment lacks a grant. Its operator's logs name the call and the role. */
+export class PermissionDeniedError extends ServiceError {
+  override readonly name: string = errorNames.PermissionDeniedError;
+  readonly status = 500;
+  readonly code = 500;
+}
+
+export const isAwsDenial = (error: unknown): boolean =>
+  error instanceof Error &&
+  (awsDenialNames.has(error.name) || error.name === errorNames.PermissionDeniedError);
+
 export class InternalError extends ServiceError {
   override readonly name: string = errorNames.InternalError;
   readonly status = 500;
@@ -147,6 +158,9 @@ export class WebhookDeliveryError extends ServiceError {
   readonly code = 502;
 }
 
+const DENIED_MESSAGE =
+  "Processing failed: the service is not allowed an AWS call it needs (a deployment fault; its operator's logs name it)";
+
 const EXPOSED_WORKFLOW_ERRORS: Record<string, number> = {
   [errorNames.PlateNotFoundError]: 803,
   [errorNames.MaskFailedError]: 802,
@@ -169,6 +183,8 @@ export function jobErrorFromFailure(failure: { Error?: string; Cause?: string } 
   const code = EXPOSED_WORKFLOW_ERRORS[name];
   if (code === undefined) {
     if (name === 'States.Timeout') return { code: 500, message: 'Processing took too long and was stopped' };
+    if (awsDenialNames.has(name) || name === errorNames.PermissionDeniedError)
+      return { code: 500, message: DENIED_MESSAGE };
     return { code: 500, message: 'Processing failed because of an internal error' };
   }
   let message = name;

@@ -1,4 +1,4 @@
-import { ConflictError, TransientError } from '../errors.ts';
+import { ConflictError, isAwsDenial, PermissionDeniedError, TransientError } from '../errors.ts';
 import type { Job } from '../jobs/job.ts';
 import { cancelJob, failJob, retryJob } from '../jobs/transitions.ts';
 import type { Caller } from '../keys/caller.ts';
@@ -94,6 +94,12 @@ export async function startOrFail(deps: ControlDeps, job: Job, attempt: number):
           }
         : null,
     );
+    // A denied start is the deployment's fault and stays so: a 503 would invite the client to retry it.
+    if (isAwsDenial(cause))
+      throw new PermissionDeniedError(
+        "The processing workflow may not be started (a deployment fault; its operator's logs name it); no credits were charged",
+        { cause },
+      );
     throw new TransientError('The processing workflow could not be started; no credits were charged', {
       cause,
     });

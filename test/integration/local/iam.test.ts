@@ -210,10 +210,14 @@ describe.skipIf(!hasShared)(
         headers: { 'x-api-key': key },
         body: evalPhotoForm('plates/eu/eu1.jpg'),
       });
-      // The API maps a workflow that cannot start to 503 (TransientError), whatever the cause.
-      expect(created.status).toBe(503);
+      // A denial is the deployment's fault, not a passing one: 500, never a 503 that invites a retry.
+      expect(created.status).toBe(500);
       const body = (await created.json()) as Record<string, unknown>;
-      expect(body).toEqual({ result: false, code: 503, message: expect.any(String) });
+      expect(body).toEqual({
+        result: false,
+        code: 500,
+        message: expect.stringMatching(/may not be started/),
+      });
       expect(JSON.stringify(body)).not.toContain('assumed-role');
       const client = api({ baseUrl: stack.baseUrl } as RunningServer, key);
       const { jobs } = (await client.get('/jobs')).body;

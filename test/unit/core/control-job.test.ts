@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError } from '#core/errors.ts';
+import { ConflictError, NotFoundError, PermissionDeniedError, TransientError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
-import { cancelOwnJob, retryOwnJob } from '#core/use-cases/control-job.ts';
+import { cancelOwnJob, retryOwnJob, startOrFail } from '#core/use-cases/control-job.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
 import { aJob } from './fixtures.ts';
 import { memoryStore } from './memory-ports.ts';
@@ -157,5 +157,34 @@ describe('settlement', () => {
     const { store, job } = await withReservedJob();
     await cancelOwnJob(store, owner, job.id);
     await expect(prepareJob(store, job.id)).rejects.toMatchObject({ name: 'JobCancelledError' });
+  });
+});
+
+describe('a workflow that cannot start', () => {
+  const failingStart = (name: string) => {
+    const error = new Error('User: arn:aws:sts::000000000000:assumed-role/api/fn is not authorized');
+    error.name = name;
+    return error;
+  };
+
+  it.each([
+    ['a denied start (a deployment fault)', 'AccessDeniedException', PermissionDeniedError, 500],
+    ['a transient fault', 'ServiceUnavailable', TransientError, 503],
+  ])('fails the job, releases its credits and answers for %s', async (_, name, ErrorClass, status) => {
+    const { store, job } = await withReservedJob();
+    const denying = {
+      ...store,
+      workflow: {
+        async start() {
+          throw failingStart(name);
+        },
+      },
+    };
+    const refused = await startOrFail(denying, job, 1).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ErrorClass);
+    expect((refused as PermissionDeniedError).status).toBe(status);
+    expect((refused as Error).message).not.toContain('assumed-role');
+    expect((await store.jobs.get(job.id))?.status).toBe('failed');
+    expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
   });
 });

@@ -27,3 +27,18 @@ describe('service errors', () => {
     }
   });
 });
+
+describe('a job failed by a denied AWS call', () => {
+  it.each(['AccessDenied', 'AccessDeniedException', 'PermissionDeniedError'])(
+    '%s says the deployment lacks a permission, without the role or the call',
+    (name) => {
+      const error = errors.jobErrorFromFailure({
+        Error: name,
+        Cause: JSON.stringify({ errorMessage: 'User: arn:aws:sts::1:assumed-role/x/y is not authorized' }),
+      });
+      expect(error.code).toBe(500);
+      expect(error.message).toMatch(/not allowed an AWS call/);
+      expect(error.message).not.toContain('assumed-role');
+    },
+  );
+});
