@@ -122,21 +122,29 @@ export const inference = {
    */
   processEnvironment: { MALLOC_ARENA_MAX: '2' },
   /**
-   * The image's build context is the repository root minus everything but what the Dockerfile COPYs:
-   * an allow-list, so that edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache)
-   * neither slow down fingerprinting at synth nor produce a new image.
+   * The image's build context: the repository root minus everything but these paths, which are what the
+   * Dockerfile COPYs (test/infra/dockerfile.test.ts checks each COPY source is under one, and
+   * test/infra/image-build.test.ts builds from the context CDK stages with them). An allow-list, so that
+   * edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache) neither slow down
+   * fingerprinting at synth nor produce a new image. /.dockerignore holds the same rules (checked equal).
    */
-  contextExcludes: [
-    '*',
-    '!package.json',
-    '!package-lock.json',
-    '!.npmrc',
-    '!layers',
-    '!models',
-    '!bin/models.ts',
-    '!functions/inference',
+  contextAllowList: [
+    'package.json',
+    'package-lock.json',
+    '.npmrc',
+    'layers',
+    'models',
+    'bin/models.ts',
+    'functions/inference',
+    'functions/wiring',
   ],
 } as const;
+
+/** Docker ignore rules of the inference build context: everything, except the allow-list. */
+export const inferenceContextExcludes: readonly string[] = [
+  '*',
+  ...inference.contextAllowList.map((path) => `!${path}`),
+];
 
 export const apiFunction = {
   memoryMiB: 512,

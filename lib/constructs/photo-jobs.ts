@@ -17,6 +17,7 @@ import {
   archiveFunction,
   bucketPrefixes,
   inference,
+  inferenceContextExcludes,
   pageRoutes,
   repoRoot,
   routes,
@@ -256,7 +257,7 @@ export class PhotoJobs extends Construct {
     this.inferenceFunction = new lambda.DockerImageFunction(this, 'Inference', {
       code: lambda.DockerImageCode.fromImageAsset(repoRoot, {
         file: inference.dockerfile,
-        exclude: [...inference.contextExcludes],
+        exclude: [...inferenceContextExcludes],
         platform: architecture === lambda.Architecture.X86_64 ? Platform.LINUX_AMD64 : Platform.LINUX_ARM64,
       }),
       architecture,
