@@ -6,10 +6,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { Stack } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SERVICE_MODELS } from '#models/fetch.ts';
-import { synthesizeTemplates } from '../../lib/app.ts';
+import { createApp, synthesizeTemplates } from '../../lib/app.ts';
 import { inference, repoRoot, stackNames } from '../../lib/config.ts';
+import { PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
 import { MODELS } from '../../models/manifest.ts';
 import { type Dockerfile, parseCopy, parseDockerfile, type Stage } from './support/dockerfile.ts';
 
@@ -207,5 +210,45 @@ describe('the build context', () => {
       '.dockerignore',
     ]);
     for (const entry of top) expect(allowedTop.has(entry), `${entry} in the staged context`).toBe(true);
+  });
+});
+
+describe('the image asset in the cloud assembly', () => {
+  /** The Docker image asset of a stack holding only `PhotoJobs`, as the asset manifest records it. */
+  function imageAsset(props: PhotoJobsProps, env: string | undefined): DockerImageAssetSource {
+    const outdir = path.join(scratch, `asset-${Math.random().toString(36).slice(2)}`);
+    const saved = process.env.MODELS_BASE_URL;
+    if (env === undefined) delete process.env.MODELS_BASE_URL;
+    else process.env.MODELS_BASE_URL = env;
+    try {
+      const app = createApp({ bundle: false, validate: false, outdir });
+      new PhotoJobs(new Stack(app, 'Host'), 'Jobs', props);
+      app.synth();
+    } finally {
+      if (saved === undefined) delete process.env.MODELS_BASE_URL;
+      else process.env.MODELS_BASE_URL = saved;
+    }
+    const manifest = JSON.parse(readFileSync(path.join(outdir, 'Host.assets.json'), 'utf8')) as {
+      dockerImages: Record<string, { source: DockerImageAssetSource }>;
+    };
+    return Object.values(manifest.dockerImages)[0]!.source;
+  }
+
+  it('passes the models mirror to the build: the prop over MODELS_BASE_URL at synth, else none', () => {
+    const prop = 'https://models.example.com/prop';
+    const env = 'https://models.example.com/env';
+    expect(imageAsset({}, undefined).dockerBuildArgs).toBeUndefined();
+    expect(imageAsset({}, '').dockerBuildArgs).toBeUndefined();
+    expect(imageAsset({}, env).dockerBuildArgs).toEqual({ MODELS_BASE_URL: env });
+    expect(imageAsset({ inference: { modelsBaseUrl: prop } }, env).dockerBuildArgs).toEqual({
+      MODELS_BASE_URL: prop,
+    });
+  });
+
+  it('builds for the function architecture: arm64 by default, amd64 for X86_64', () => {
+    expect(imageAsset({}, undefined).platform).toBe('linux/arm64');
+    expect(imageAsset({ inference: { architecture: lambda.Architecture.X86_64 } }, undefined).platform).toBe(
+      'linux/amd64',
+    );
   });
 });
