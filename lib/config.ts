@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorNames } from '../layers/core/error-names.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
@@ -70,18 +72,22 @@ export const pageRoutes: readonly RouteEntry[] = [
   '/docs/vendor/{file}',
 ].map((path) => ({ method: 'GET', path, handler: pageHandler }));
 
+/** Where swagger-ui-dist is installed: found as Node finds it, wherever the installer put it. */
+const swaggerUiDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
 /**
- * Files a function reads at run time, copied beside its bundle (repo-relative source, bundle-relative
- * target): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds them there).
+ * Files a function reads at run time, copied beside its bundle (source repo-relative or absolute, target
+ * bundle-relative): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds
+ * them there).
  */
 export const bundledFiles: Readonly<Record<string, ReadonlyArray<{ from: string; to: string }>>> = {
   [pageHandler]: [
     { from: 'web', to: 'web' },
     {
-      from: 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
+      from: join(swaggerUiDist, 'swagger-ui-bundle.js'),
       to: 'vendor/swagger-ui/swagger-ui-bundle.js',
     },
-    { from: 'node_modules/swagger-ui-dist/swagger-ui.css', to: 'vendor/swagger-ui/swagger-ui.css' },
+    { from: join(swaggerUiDist, 'swagger-ui.css'), to: 'vendor/swagger-ui/swagger-ui.css' },
   ],
 };
 
@@ -130,8 +136,7 @@ export const inference = {
    */
   contextAllowList: [
     'package.json',
-    'package-lock.json',
-    '.npmrc',
+    'npm-shrinkwrap.json',
     'layers',
     'models',
     'bin/models.ts',

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { inference, inferenceContextExcludes, repoRoot } from '../../lib/config.ts';
-import { contextSources, dockerInstructions, parseDockerfile } from './support/dockerfile.ts';
+import { contextSources, dockerInstructions, parseDockerfile, parseEnv } from './support/dockerfile.ts';
 
 const text = readFileSync(path.join(repoRoot, inference.dockerfile), 'utf8');
 const dockerfile = parseDockerfile(text);
@@ -60,5 +60,25 @@ describe('the inference image', () => {
       .map((line) => line.trim())
       .filter((line) => line && !line.startsWith('#'));
     expect(rules).toEqual(inferenceContextExcludes);
+  });
+
+  it('installs with the npm settings of /.npmrc, which npm pack does not ship, as environment variables', () => {
+    const npmrc = readFileSync(path.join(repoRoot, '.npmrc'), 'utf8')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#') && !line.startsWith(';'))
+      .map((line) => line.split(/\s*=\s*(.*)/s))
+      .map(([key = '', value = '']) => [`npm_config_${key.replaceAll('-', '_')}`, value]);
+    const installing = dockerfile.stages.filter((stage) =>
+      stage.instructions.some((i) => i.keyword === 'RUN' && /^npm ci\b/.test(i.args)),
+    );
+    expect(installing.length).toBeGreaterThan(0);
+    for (const stage of installing) {
+      const env = stage.instructions.filter((i) => i.keyword === 'ENV').flatMap((i) => parseEnv(i.args));
+      expect(Object.fromEntries(env), `stage ${stage.name ?? 'final'}`).toMatchObject(
+        Object.fromEntries(npmrc),
+      );
+    }
+    expect(sources).not.toContain('.npmrc');
   });
 });

@@ -14,7 +14,7 @@ import { createApp, synthesizeTemplates } from '../../lib/app.ts';
 import { inference, repoRoot, stackNames } from '../../lib/config.ts';
 import { PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
 import { MODELS } from '../../models/manifest.ts';
-import { type Dockerfile, parseCopy, parseDockerfile, type Stage } from './support/dockerfile.ts';
+import { type Dockerfile, parseCopy, parseDockerfile, parseEnv, type Stage } from './support/dockerfile.ts';
 
 /**
  * The inference image's build rehearsed without Docker: the build context exactly as `cdk deploy` sends it
@@ -115,9 +115,11 @@ async function rehearse(
     if (keyword === 'WORKDIR') {
       workdir = path.posix.resolve(workdir, substitute(args, vars));
       execFileSync('mkdir', ['-p', inRoot('.')]);
-    } else if (keyword === 'ARG' || keyword === 'ENV') {
+    } else if (keyword === 'ARG') {
       const [name = '', fallback = ''] = args.split(/=(.*)/s);
-      vars.set(name, keyword === 'ARG' ? (buildArgs[name] ?? fallback) : substitute(fallback, vars));
+      vars.set(name, buildArgs[name] ?? fallback);
+    } else if (keyword === 'ENV') {
+      for (const [name, value] of parseEnv(args)) vars.set(name, substitute(value, vars));
     } else if (keyword === 'COPY') {
       const copy = parseCopy(substitute(args, vars));
       if (copy.from !== undefined) continue;

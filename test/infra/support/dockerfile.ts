@@ -83,3 +83,15 @@ export function contextSources(dockerfile: Dockerfile): string[] {
       .flatMap((copy) => copy.sources),
   );
 }
+
+/** `ENV a=1 b=2` (or the old `ENV a 1`) as pairs; values unquoted, no spaces inside them. */
+export function parseEnv(args: string): Array<[string, string]> {
+  if (!args.includes('=')) {
+    const [name = '', value = ''] = args.split(/\s+(.*)/s);
+    return [[name, value]];
+  }
+  return args.split(/\s+/).map((pair) => {
+    const [name = '', value = ''] = pair.split(/=(.*)/s);
+    return [name, value.replace(/^"(.*)"$/, '$1')];
+  });
+}
