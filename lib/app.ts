@@ -13,6 +13,12 @@ export interface BuildOptions {
    * are the same apart from asset hashes, and synthesis takes a second or two.
    */
   bundle?: boolean;
+  /**
+   * Copy the assets into the cloud assembly (`asset.<hash>` folders) even when `bundle` is false: esbuild
+   * stays off, but the inference image's build context is staged as `cdk deploy` would send it.
+   * Default: the same as `bundle`.
+   */
+  stageAssets?: boolean;
   /** Where the cloud assembly goes; CDK picks (or the CLI sets) one when absent. */
   outdir?: string;
   /**
@@ -46,6 +52,7 @@ function cdkJsonContext(): Record<string, unknown> {
 /** An App with the project's feature flags; `bundle: false` skips esbuild and asset staging. */
 export function createApp(options: BuildOptions = {}): App {
   const bundle = options.bundle ?? true;
+  const stage = options.stageAssets ?? bundle;
   return new App({
     outdir: options.outdir,
     context: {
@@ -54,9 +61,10 @@ export function createApp(options: BuildOptions = {}): App {
       ...cdkJsonContext(),
     },
     // Applied after the CLI's context, so `bundle: false` wins even under `cdk synth`.
-    postCliContext: bundle
-      ? undefined
-      : { [cxapi.BUNDLING_STACKS]: [], [cxapi.DISABLE_ASSET_STAGING_CONTEXT]: true },
+    postCliContext: {
+      ...(bundle ? {} : { [cxapi.BUNDLING_STACKS]: [] }),
+      ...(stage ? {} : { [cxapi.DISABLE_ASSET_STAGING_CONTEXT]: true }),
+    },
     analyticsReporting: false,
     builtinCloudFormationValidation: options.validate ?? true,
   });

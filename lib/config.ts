@@ -1,3 +1,5 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorNames } from '../layers/core/error-names.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
@@ -70,18 +72,22 @@ export const pageRoutes: readonly RouteEntry[] = [
   '/docs/vendor/{file}',
 ].map((path) => ({ method: 'GET', path, handler: pageHandler }));
 
+/** Where swagger-ui-dist is installed: found as Node finds it, wherever the installer put it. */
+const swaggerUiDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+
 /**
- * Files a function reads at run time, copied beside its bundle (repo-relative source, bundle-relative
- * target): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds them there).
+ * Files a function reads at run time, copied beside its bundle (source repo-relative or absolute, target
+ * bundle-relative): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds
+ * them there).
  */
 export const bundledFiles: Readonly<Record<string, ReadonlyArray<{ from: string; to: string }>>> = {
   [pageHandler]: [
     { from: 'web', to: 'web' },
     {
-      from: 'node_modules/swagger-ui-dist/swagger-ui-bundle.js',
+      from: join(swaggerUiDist, 'swagger-ui-bundle.js'),
       to: 'vendor/swagger-ui/swagger-ui-bundle.js',
     },
-    { from: 'node_modules/swagger-ui-dist/swagger-ui.css', to: 'vendor/swagger-ui/swagger-ui.css' },
+    { from: join(swaggerUiDist, 'swagger-ui.css'), to: 'vendor/swagger-ui/swagger-ui.css' },
   ],
 };
 
@@ -128,21 +134,28 @@ export const inference = {
    */
   reservedConcurrency: 20,
   /**
-   * The image's build context is the repository root minus everything but what the Dockerfile COPYs:
-   * an allow-list, so that edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache)
-   * neither slow down fingerprinting at synth nor produce a new image.
+   * The image's build context: the repository root minus everything but these paths, which are what the
+   * Dockerfile COPYs (test/infra/dockerfile.test.ts checks each COPY source is under one, and
+   * test/infra/image-build.test.ts builds from the context CDK stages with them). An allow-list, so that
+   * edits elsewhere (infra, tests, docs, node_modules, cdk.out, .data, .git, .cache) neither slow down
+   * fingerprinting at synth nor produce a new image. /.dockerignore holds the same rules (checked equal).
    */
-  contextExcludes: [
-    '*',
-    '!package.json',
-    '!package-lock.json',
-    '!.npmrc',
-    '!layers',
-    '!models',
-    '!bin/models.ts',
-    '!functions/inference',
+  contextAllowList: [
+    'package.json',
+    'npm-shrinkwrap.json',
+    'layers',
+    'models',
+    'bin/models.ts',
+    'functions/inference',
+    'functions/wiring',
   ],
 } as const;
+
+/** Docker ignore rules of the inference build context: everything, except the allow-list. */
+export const inferenceContextExcludes: readonly string[] = [
+  '*',
+  ...inference.contextAllowList.map((path) => `!${path}`),
+];
 
 export const apiFunction = {
   memoryMiB: 512,

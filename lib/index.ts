@@ -2,7 +2,7 @@
  * The CDK constructs of photo-jobs for deployers' own apps (docs/deploy.md):
  *
  * ```ts
- * import { PhotoJobs } from 'photo-jobs/lib/index.ts';
+ * import { PhotoJobs } from 'photo-jobs/cdk';
  * new PhotoJobs(stack, 'Jobs', {});
  * ```
  */

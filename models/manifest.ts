@@ -17,8 +17,9 @@ export interface ModelManifest {
   /** Shape, layout and normalisation the graph expects. */
   readonly input: string;
   /**
-   * Where `npm run models -- fetch` downloads the file from (its official host); a mirror named by
-   * MODELS_BASE_URL replaces the host: `<base>/<file>`.
+   * Where `npm run models -- fetch` downloads the file from (its official host), pinned to a commit: a
+   * branch moves (opencv_zoo's main held other bytes under these names in mid-2023), and the image build
+   * would then fail its sha256 check. A mirror named by MODELS_BASE_URL replaces the host: `<base>/<file>`.
    */
   readonly url?: string;
   /** Produced in code from another model's file (models/fetch.ts) rather than downloaded. */
@@ -49,7 +50,7 @@ export const MODELS = {
     version: 'lpd-yunet-2023mar',
     file: 'license_plate_detection_lpd_yunet_2023mar.onnx',
     source: 'opencv/opencv_zoo models/license_plate_detection_yunet (Git LFS object)',
-    url: 'https://github.com/opencv/opencv_zoo/raw/main/models/license_plate_detection_yunet/license_plate_detection_lpd_yunet_2023mar.onnx',
+    url: 'https://github.com/opencv/opencv_zoo/raw/966be4cb6eefc2a4f586ed0581bf4bbaa2533070/models/license_plate_detection_yunet/license_plate_detection_lpd_yunet_2023mar.onnx',
     license: 'Apache-2.0',
     licenseNote: 'Kept as the provenance of lpd-yunet; recall at 320x240 is 0.68-0.86, so it is not used.',
     sha256: '6d4978a7b6d25514d5e24811b82bfb511d166bdd8ca3b03aa63c1623d4d039c7',
@@ -62,7 +63,7 @@ export const MODELS = {
     version: 'nanodet-plus-2022nov',
     file: 'object_detection_nanodet_2022nov.onnx',
     source: 'opencv/opencv_zoo models/object_detection_nanodet',
-    url: 'https://github.com/opencv/opencv_zoo/raw/main/models/object_detection_nanodet/object_detection_nanodet_2022nov.onnx',
+    url: 'https://github.com/opencv/opencv_zoo/raw/966be4cb6eefc2a4f586ed0581bf4bbaa2533070/models/object_detection_nanodet/object_detection_nanodet_2022nov.onnx',
     license: 'Apache-2.0',
     sha256: '4b82da9944b88577175ee23a459dce2e26e6e4be573def65b1055dc2d9720186',
     bytes: 3_800_954,
@@ -77,7 +78,7 @@ export const MODELS = {
     version: 'mobilenetv2-12-int8',
     file: 'mobilenetv2-12-int8.onnx',
     source: 'ONNX model zoo / opencv_zoo image_classification_mobilenetv2_2022apr_int8',
-    url: 'https://github.com/onnx/models/raw/main/validated/vision/classification/mobilenet/model/mobilenetv2-12-int8.onnx',
+    url: 'https://github.com/onnx/models/raw/b1eeaa1ac722dcc1cd1a8284bde34393dab61c3d/validated/vision/classification/mobilenet/model/mobilenetv2-12-int8.onnx',
     license: 'Apache-2.0',
     sha256: 'cc028fe6cae7bc11a4ff53cfc9b79c920e8be65ce33a904ec3e2a8f66d77f95f',
     bytes: 3_655_033,

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { Annotations, type CfnResource, type Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -53,7 +53,7 @@ function copyFilesHook(files: ReadonlyArray<{ from: string; to: string }>): node
     afterBundling: (inputDir, outputDir) =>
       files.map(
         ({ from, to }) =>
-          `mkdir -p "${join(outputDir, to, '..')}" && cp -R "${join(inputDir, from)}" "${join(outputDir, to)}"`,
+          `mkdir -p "${join(outputDir, to, '..')}" && cp -R "${resolve(inputDir, from)}" "${join(outputDir, to)}"`,
       ),
   };
 }
@@ -93,7 +93,8 @@ export function createHandlerFunction(
   const fn = new nodejs.NodejsFunction(scope, id, {
     entry: join(repoRoot, props.handler),
     projectRoot: repoRoot,
-    depsLockFilePath: join(repoRoot, 'package-lock.json'),
+    // npm-shrinkwrap.json, not package-lock.json: npm pack never ships the latter (docs/deploy.md).
+    depsLockFilePath: join(repoRoot, 'npm-shrinkwrap.json'),
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,

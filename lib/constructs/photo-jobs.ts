@@ -17,6 +17,7 @@ import {
   archiveFunction,
   bucketPrefixes,
   inference,
+  inferenceContextExcludes,
   pageRoutes,
   repoRoot,
   routes,
@@ -78,6 +79,12 @@ export interface PhotoJobsProps {
      * is under 100 plus this cannot reserve any: docs/deploy.md).
      */
     reservedConcurrency?: number | null;
+    /**
+     * A mirror the image build fetches the model files from (`<base>/<file name>`, https) instead of their
+     * official hosts, passed as the Dockerfile's MODELS_BASE_URL build argument. Default: MODELS_BASE_URL
+     * in the environment of the synth, else none (the official hosts).
+     */
+    modelsBaseUrl?: string;
   };
   /** Of every log group the construct creates. Default one month. */
   logRetention?: logs.RetentionDays;
@@ -280,10 +287,13 @@ export class PhotoJobs extends Construct {
     // The inference function handles untrusted images: no table, and only the object prefixes it reads and
     // writes (inferenceObjectAccess).
     const architecture = props.inference?.architecture ?? lambda.Architecture.ARM_64;
+    // Only when set: a build argument is part of the asset's hash, and an empty one changes nothing.
+    const modelsBaseUrl = props.inference?.modelsBaseUrl ?? (process.env.MODELS_BASE_URL || undefined);
     this.inferenceFunction = new lambda.DockerImageFunction(this, 'Inference', {
       code: lambda.DockerImageCode.fromImageAsset(repoRoot, {
         file: inference.dockerfile,
-        exclude: [...inference.contextExcludes],
+        exclude: [...inferenceContextExcludes],
+        buildArgs: modelsBaseUrl ? { MODELS_BASE_URL: modelsBaseUrl } : undefined,
         platform: architecture === lambda.Architecture.X86_64 ? Platform.LINUX_AMD64 : Platform.LINUX_ARM64,
       }),
       architecture,

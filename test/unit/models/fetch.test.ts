@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deriveDynamicLpdYunet } from '#models/derive-lpd-yunet.ts';
 import { fetchModels, MAX_REDIRECTS, modelStatuses, sourceUrl } from '#models/fetch.ts';
-import { MODELS, type ModelId } from '#models/manifest.ts';
+import { MODELS, type ModelId, type ModelManifest } from '#models/manifest.ts';
 
 const SHARED_MODELS = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'models');
 const hasSharedModels = existsSync(path.join(SHARED_MODELS, MODELS['nanodet-plus'].file));
@@ -54,9 +54,22 @@ beforeEach(async () => {
 const only = () => ({ cacheDir, searchDirs: [cacheDir] });
 
 describe('model sources', () => {
+  it('pins every download to a commit, never a branch that moves', () => {
+    const urls = Object.values(MODELS as Record<string, ModelManifest>).flatMap((model) =>
+      model.url ? [model.url] : [],
+    );
+    expect(urls.length).toBeGreaterThan(0);
+    for (const url of urls) {
+      const { hostname, pathname } = new URL(url);
+      expect(hostname, `${url}: only GitHub's raw/<commit> URLs are checked for pinning`).toBe('github.com');
+      // github.com/<owner>/<repo>/raw/<ref>/<path>: the ref must be a full commit id.
+      expect(pathname.split('/')[4], `${url} is not pinned to a commit`).toMatch(/^[0-9a-f]{40}$/);
+    }
+  });
+
   it('fetches from the official hosts recorded in the manifest unless a mirror is named', () => {
     expect(sourceUrl(MODELS['nanodet-plus'])).toBe(
-      'https://github.com/opencv/opencv_zoo/raw/main/models/object_detection_nanodet/object_detection_nanodet_2022nov.onnx',
+      'https://github.com/opencv/opencv_zoo/raw/966be4cb6eefc2a4f586ed0581bf4bbaa2533070/models/object_detection_nanodet/object_detection_nanodet_2022nov.onnx',
     );
     expect(sourceUrl(MODELS['mobilenetv2-int8'])).toMatch(/^https:\/\/github\.com\/onnx\/models\//);
     expect(sourceUrl(MODELS['nanodet-plus'], 'https://models.example.com/photo-jobs/')).toBe(
