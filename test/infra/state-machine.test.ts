@@ -5,7 +5,6 @@ import {
   lastResortSettlement,
   throttleRetry,
   webhookRetry,
-  workflow,
   workflowFunction,
   workflowHandlers,
 } from '../../lib/config.ts';
