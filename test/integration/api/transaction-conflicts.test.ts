@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
@@ -62,7 +63,7 @@ describe.skipIf(!hasShared)('jobs under injected DynamoDB transaction conflicts'
     const dynamodb = new DynamoDBClient({
       endpoint: endpoints.dynamodb,
       region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      credentials: LOCAL_ADMIN_CREDENTIALS,
     });
     const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
     const keyId = keyIdOf(hashSecret(key));

@@ -13,6 +13,7 @@ import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { iamAuthorizer, type LocalIdentity, type PolicyDocument } from '../../../local/iam.ts';
 import { startLocalS3 } from '../../../local/s3.ts';
 import { type LocalStack, startLocalStack } from '../../../local/stack.ts';
+import { revoke } from '../support/iam.ts';
 import { api, evalPhotoForm, hasShared, type RunningServer } from '../support/local-server.ts';
 
 const BUCKET = 'photos';
@@ -143,39 +144,6 @@ describe('local S3 with IAM: a missing key is 404 only to a caller that may list
     expect(await missing.text()).toContain('<Code>AccessDenied</Code>');
   });
 });
-
-// biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties are free-form JSON.
-type Template = { Resources: Record<string, { Type: string; Properties: Record<string, any> }> };
-
-/**
- * Removes from the role of the function running `handler` every statement allowing `action` on a
- * resource `matches` accepts, as a construct that forgot that grant would synthesize.
- */
-const revoke =
-  (handler: string, action: string, matches: (resource: unknown) => boolean) =>
-  (templates: { data: object; service: object }) => {
-    const { Resources } = templates.service as Template;
-    const fn = Object.values(Resources).find(
-      (r) =>
-        r.Type === 'AWS::Lambda::Function' &&
-        (r as { Metadata?: object }).Metadata &&
-        JSON.stringify(r).includes(handler),
-    );
-    const roleId = fn!.Properties.Role['Fn::GetAtt'][0];
-    let removed = 0;
-    for (const policy of Object.values(Resources)) {
-      if (policy.Type !== 'AWS::IAM::Policy' || !JSON.stringify(policy.Properties.Roles).includes(roleId))
-        continue;
-      const document = policy.Properties.PolicyDocument;
-      const kept = document.Statement.filter(
-        (s: { Action: unknown; Resource: unknown }) =>
-          !([s.Action].flat().includes(action) && [s.Resource].flat().some(matches)),
-      );
-      removed += document.Statement.length - kept.length;
-      document.Statement = kept;
-    }
-    expect(removed).toBeGreaterThan(0);
-  };
 
 describe.skipIf(!hasShared)(
   'the local stack enforces the synthesized roles: a grant removed is an AccessDenied',
