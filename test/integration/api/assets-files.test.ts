@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAssets, dynamodbFiles } from '#aws/dynamodb-files.ts';
@@ -10,11 +10,11 @@ import type { Asset } from '#core/files/asset.ts';
 import { assetFileRecord } from '#core/files/assets.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { registerResultFiles } from '#core/use-cases/files.ts';
-import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
-import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
+import { LOCAL_TABLE } from '../../../local/stack.ts';
 import { aJob } from '../../unit/core/fixtures.ts';
 import {
   type ApiResponse,
+  adminDynamo,
   api,
   hasShared,
   type RunningServer,
@@ -41,14 +41,7 @@ describe('assets and files on the local server', () => {
     smallJpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } })
       .jpeg()
       .toBuffer();
-    const endpoints = await readRunningStack(server.dataDir);
-    if (!endpoints) throw new Error('the local stack published no endpoints');
-    dynamodb = new DynamoDBClient({
-      endpoint: endpoints.dynamodb,
-      region: 'us-east-1',
-      // Seeding outside any invocation: the admin identity of the local stack's IAM.
-      credentials: LOCAL_ADMIN_CREDENTIALS,
-    });
+    dynamodb = await adminDynamo(server);
   });
   afterAll(async () => {
     dynamodb?.destroy();

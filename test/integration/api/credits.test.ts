@@ -1,13 +1,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
-import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
-import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { LOCAL_TABLE } from '../../../local/stack.ts';
+import {
+  adminDynamo,
+  api,
+  hasShared,
+  type RunningServer,
+  SHARED,
+  startServer,
+} from '../support/local-server.ts';
 
 const JOBS = 200;
 const START_CREDITS = 2000;
@@ -63,13 +68,7 @@ describe.skipIf(!hasShared)('credits under concurrency', () => {
     expect(quota.used_total).toBe(successes * 5);
     expect(quota.remaining).toBe(START_CREDITS - successes * 5);
 
-    const endpoints = (await readRunningStack(server.dataDir))!;
-    const dynamodb = new DynamoDBClient({
-      endpoint: endpoints.dynamodb,
-      region: 'us-east-1',
-      // Seeding outside any invocation: the admin identity of the local stack's IAM.
-      credentials: LOCAL_ADMIN_CREDENTIALS,
-    });
+    const dynamodb = await adminDynamo(server);
     const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
     const keyId = keyIdOf(hashSecret(key));
     const ledger = await accounts.ledger(keyId);

@@ -1,13 +1,12 @@
 import http from 'node:http';
-import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
-import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
-import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
-import { type RunningServer, startServer } from '../support/local-server.ts';
+import { LOCAL_TABLE } from '../../../local/stack.ts';
+import { adminDynamo, type RunningServer, startServer } from '../support/local-server.ts';
 
 /**
  * Random and mutated requests through the real `npm start`: methods, paths, ids, headers, credentials,
@@ -362,13 +361,7 @@ async function runAll(server: RunningServer, agent: http.Agent, requests: FuzzRe
 
 /** Every account in the table, keys and guest sessions alike, once no job of theirs holds a reservation. */
 async function expectLedgerToRebuildEveryBalance(server: RunningServer) {
-  const endpoints = (await readRunningStack(server.dataDir))!;
-  const dynamodb = new DynamoDBClient({
-    endpoint: endpoints.dynamodb,
-    region: 'us-east-1',
-    // Seeding outside any invocation: the admin identity of the local stack's IAM.
-    credentials: LOCAL_ADMIN_CREDENTIALS,
-  });
+  const dynamodb = await adminDynamo(server);
   const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
   const ids: string[] = [];
   let ExclusiveStartKey: Record<string, import('@aws-sdk/client-dynamodb').AttributeValue> | undefined;

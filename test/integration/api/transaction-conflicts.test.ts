@@ -1,11 +1,16 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
-import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
-import { LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
-import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
+import { LOCAL_TABLE } from '../../../local/stack.ts';
+import {
+  adminDynamo,
+  api,
+  evalPhotoForm,
+  hasShared,
+  type RunningServer,
+  startServer,
+} from '../support/local-server.ts';
 
 /** analyze (1 credit) succeeds on it. */
 const LISTING_EXTERIOR = 'views/LABELED(front)audi_a4__595804076s.jpg';
@@ -59,12 +64,7 @@ describe.skipIf(!hasShared)('jobs under injected DynamoDB transaction conflicts'
     );
     for (const [i, job] of finals.entries()) if (failing(i)) expect(job.code, job.id).toBe(803);
 
-    const endpoints = (await readRunningStack(server.dataDir))!;
-    const dynamodb = new DynamoDBClient({
-      endpoint: endpoints.dynamodb,
-      region: 'us-east-1',
-      credentials: LOCAL_ADMIN_CREDENTIALS,
-    });
+    const dynamodb = await adminDynamo(server);
     const accounts = dynamodbAccounts(dynamodb, LOCAL_TABLE);
     const keyId = keyIdOf(hashSecret(key));
     const ledger = await accounts.ledger(keyId);

@@ -4,6 +4,9 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
+import { readRunningStack } from '../../../local/stack.ts';
 import { expectDocumented } from './contract.ts';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -179,4 +182,18 @@ export function evalPhotoForm(file: string, fields: Record<string, string> = {})
     path.basename(file),
   );
   return form;
+}
+
+/**
+ * A DynamoDB client on the running server's table, outside any invocation: it acts as the local stack's
+ * admin identity (local/iam.ts), as a test reading or seeding the data directly must.
+ */
+export async function adminDynamo(server: RunningServer): Promise<DynamoDBClient> {
+  const endpoints = await readRunningStack(server.dataDir);
+  if (!endpoints) throw new Error('the local stack published no endpoints');
+  return new DynamoDBClient({
+    endpoint: endpoints.dynamodb,
+    region: 'us-east-1',
+    credentials: LOCAL_ADMIN_CREDENTIALS,
+  });
 }
