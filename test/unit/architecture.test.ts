@@ -146,7 +146,7 @@ describe('architecture', () => {
       [...imports.keys()].filter((file) =>
         imports.get(file)!.specifiers.some((s) => s.startsWith('@cloud-copilot/')),
       ),
-    ).toContain('local/iam.ts');
+    ).toContain('local/iam/authorizer.ts');
   });
 
   it('keeps the domain pure: no AWS SDK, sharp, onnxruntime or middy, and no process.env in layers/core', () => {
