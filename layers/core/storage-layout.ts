@@ -24,6 +24,8 @@ export type StorageArea = keyof typeof STORAGE_PREFIXES;
 
 const { sources, results, assets, batches, cache, uploads, keys } = STORAGE_PREFIXES;
 
+const batchItems = (batchId: string) => `${batches.prefix}${batchId}/items/`;
+
 /** The key of every object the service writes. */
 export const storageKeys = {
   source: (jobId: string, extension: string) => `${sources.prefix}${jobId}/source.${extension}`,
@@ -32,8 +34,10 @@ export const storageKeys = {
   result: (jobId: string, name: string) => `${results.prefix}${jobId}/${name}`,
   asset: (assetId: string, fileName: string) => `${assets.prefix}${assetId}/${fileName}`,
   batchArchive: (batchId: string) => `${batches.prefix}${batchId}/archive.zip`,
+  /** Where a batch's extracted photos are: one folder per item. */
+  batchItems,
   batchItem: (batchId: string, index: number, fileName: string) =>
-    `${batches.prefix}${batchId}/items/${index}/${fileName}`,
+    `${batchItems(batchId)}${index}/${fileName}`,
   batchDownload: (batchId: string, revision: number) =>
     `${batches.prefix}${batchId}/download-${revision}.zip`,
   keyBackground: (keyId: string, extension: string) => `${keys.prefix}${keyId}/background.${extension}`,

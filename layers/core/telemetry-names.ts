@@ -17,4 +17,12 @@ export const telemetry = {
     /** One POST to a webhook receiver; dimension `outcome` (`delivered` or `failed`). */
     webhookAttempts: 'WebhookAttempts',
   },
+  /**
+   * What the alarms match in logs rather than in published metrics: the sweeper's log message when it moved
+   * stuck work on, and the job state that records a webhook given up; with the metric each filter feeds.
+   */
+  logMatches: {
+    stuckWorkMovedOn: { message: 'stuck work moved on', metric: 'StuckWorkMovedOn' },
+    webhookGivenUp: { state: 'MarkDeliveryFailed', metric: 'WebhookDeliveriesGivenUp' },
+  },
 } as const;

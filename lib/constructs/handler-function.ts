@@ -1,6 +1,5 @@
-import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { Annotations, type CfnResource, type Duration } from 'aws-cdk-lib';
+import type { CfnResource, Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -21,7 +20,12 @@ export interface HandlerFunctionProps {
   logRetention?: logs.RetentionDays;
 }
 
-export const handlerExists = (handler: string): boolean => existsSync(join(repoRoot, handler));
+/** `functions/api/get-job/handler.ts` -> `GetJob`: the construct id of a handler's function. */
+export const constructIdOf = (handler: string): string =>
+  (handler.split('/').at(-2) ?? handler)
+    .split('-')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
 
 /**
  * The AWS SDK v3 is bundled rather than taken from the runtime: package.json pins it, and the runtime's
@@ -84,7 +88,10 @@ export function tagHandler(fn: lambda.IFunction, handler: string): void {
   (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
 }
 
-/** A zip Lambda built from one TypeScript entry file with the shared bundling settings. */
+/**
+ * A zip Lambda built from one TypeScript entry file with the shared bundling settings. A missing entry file
+ * fails the synth (NodejsFunction checks it), so a deleted handler cannot silently drop its route or task.
+ */
 export function createHandlerFunction(
   scope: Construct,
   id: string,
@@ -107,38 +114,5 @@ export function createHandlerFunction(
   });
   tagHandler(fn, props.handler);
   acknowledgeFunctionFindings(fn);
-  return fn;
-}
-
-/**
- * Stands in for a workflow task whose entry file is not written yet, so that the app still synthesizes
- * (the state machine needs every task). It fails every invocation and warns at synth time.
- */
-export function createMissingHandlerFunction(
-  scope: Construct,
-  id: string,
-  props: HandlerFunctionProps,
-): lambda.Function {
-  const message = `${props.handler} does not exist yet`;
-  const fn = new lambda.Function(scope, id, {
-    runtime: lambda.Runtime.NODEJS_22_X,
-    architecture: lambda.Architecture.ARM_64,
-    handler: 'index.handler',
-    code: lambda.Code.fromInline(
-      `exports.handler = async () => { throw new Error(${JSON.stringify(message)}); };`,
-    ),
-    memorySize: props.memorySize,
-    timeout: props.timeout,
-    environment: props.environment,
-    role: props.role,
-    logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
-    tracing: lambda.Tracing.ACTIVE,
-  });
-  tagHandler(fn, props.handler);
-  acknowledgeFunctionFindings(fn);
-  Annotations.of(fn).addWarningV2(
-    'photo-jobs:missing-handler',
-    `${message}: deployed as a stub that always fails`,
-  );
   return fn;
 }

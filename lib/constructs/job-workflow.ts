@@ -4,6 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { lastResortSettlement, throttleRetry, webhookRetry, workflow } from '../config.ts';
 import { createVendedLogGroup } from './log-group.ts';
 
@@ -161,7 +162,7 @@ export class JobWorkflow extends Construct {
       maxDelay: schedule.maxDelay,
       jitterStrategy: sfn.JitterType.FULL,
     });
-    const markDeliveryFailed = invoke('MarkDeliveryFailed', props.deliverWebhook, {
+    const markDeliveryFailed = invoke(telemetry.logMatches.webhookGivenUp.state, props.deliverWebhook, {
       payload: deliveryPayload(true),
       resultPath: '$.webhook',
     });

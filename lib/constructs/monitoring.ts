@@ -10,6 +10,7 @@ import { Construct } from 'constructs';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 
 export const metricsNamespace = telemetry.metricsNamespace;
+const { logMatches } = telemetry;
 
 export interface PhotoJobsMonitoringProps {
   httpApi: apigwv2.HttpApi;
@@ -64,8 +65,12 @@ export class PhotoJobsMonitoring extends Construct {
       ? new logs.MetricFilter(this, 'StuckWorkFilter', {
           logGroup: props.sweeperLogs,
           metricNamespace: metricsNamespace,
-          metricName: 'StuckWorkMovedOn',
-          filterPattern: logs.FilterPattern.stringValue('$.message', '=', 'stuck work moved on'),
+          metricName: logMatches.stuckWorkMovedOn.metric,
+          filterPattern: logs.FilterPattern.stringValue(
+            '$.message',
+            '=',
+            logMatches.stuckWorkMovedOn.message,
+          ),
           metricValue: '1',
         }).metric({ period, statistic: 'Sum' })
       : undefined;
@@ -113,10 +118,10 @@ export class PhotoJobsMonitoring extends Construct {
     const givenUp = new logs.MetricFilter(this, 'WebhooksGivenUpFilter', {
       logGroup: props.jobStateMachineLogs,
       metricNamespace: metricsNamespace,
-      metricName: 'WebhookDeliveriesGivenUp',
+      metricName: logMatches.webhookGivenUp.metric,
       filterPattern: logs.FilterPattern.all(
         logs.FilterPattern.stringValue('$.type', '=', 'TaskStateEntered'),
-        logs.FilterPattern.stringValue('$.details.name', '=', 'MarkDeliveryFailed'),
+        logs.FilterPattern.stringValue('$.details.name', '=', logMatches.webhookGivenUp.state),
       ),
       metricValue: '1',
     }).metric({ period, statistic: 'Sum' });

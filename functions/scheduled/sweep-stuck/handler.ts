@@ -1,5 +1,6 @@
 import middy from '@middy/core';
 import { logger, observability } from '#aws/observability.ts';
+import { telemetry } from '#core/telemetry-names.ts';
 import { type SweepReport, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
 import { sweepDeps } from '#wiring/workflow.ts';
 
@@ -17,6 +18,6 @@ export const handler = middy<unknown, SweepReport>()
       report.batchesAdvanced.length +
       report.batchesFailed.length;
     // The StuckWork alarm counts these lines by their message (lib/constructs/monitoring.ts).
-    if (moved > 0) logger.warn('stuck work moved on', { ...report });
+    if (moved > 0) logger.warn(telemetry.logMatches.stuckWorkMovedOn.message, { ...report });
     return report;
   });

@@ -1,0 +1,122 @@
+import { Duration } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { apiFunction, pageRoutes, routes } from '../config.ts';
+import { acknowledge } from './acknowledge.ts';
+import { apiObjectAccess, tableActions } from './bucket-access.ts';
+import { acknowledgeBasicExecutionRole, constructIdOf, createHandlerFunction } from './handler-function.ts';
+import { createLogGroup } from './log-group.ts';
+import { MasterKey } from './master-key.ts';
+import type { ServiceContext } from './task-functions.ts';
+
+export interface ApiThrottle {
+  /** Steady requests per second for the whole stage. */
+  rate: number;
+  /** Requests allowed in a burst above the rate. */
+  burst: number;
+}
+
+export const defaultApiThrottle: ApiThrottle = { rate: 100, burst: 200 };
+
+export interface ApiProps {
+  apiName: string;
+  jobs: sfn.StateMachine;
+  archives: sfn.StateMachine;
+  throttle?: ApiThrottle;
+  masterKey?: MasterKey;
+}
+
+/** The HTTP API: one Lambda per handler file of lib/config.ts's route table, all with one role. */
+export function createApi(ctx: ServiceContext, props: ApiProps) {
+  const { scope, data } = ctx;
+  // One role for all API functions: they are one surface with one set of needs, and a copy of the same
+  // policy per function would only hide a difference if one crept in.
+  const apiRole = new iam.Role(scope, 'ApiFunctionRole', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('service-role/AWSLambdaBasicExecutionRole')],
+  });
+  acknowledgeBasicExecutionRole(apiRole);
+  data.grantTable(apiRole, tableActions.api);
+  data.grantObjects(
+    apiRole,
+    ['s3:GetObject', 's3:PutObject', 's3:DeleteObject', 's3:AbortMultipartUpload'],
+    apiObjectAccess,
+  );
+  data.grantBucketKey(apiRole);
+  props.jobs.grantStartExecution(apiRole);
+  props.jobs.grantExecution(apiRole, 'states:StopExecution');
+  props.archives.grantStartExecution(apiRole);
+  props.archives.grantExecution(apiRole, 'states:DescribeExecution');
+  const masterKeyEnvironment = (props.masterKey ?? MasterKey.none()).bind(apiRole);
+
+  const httpApi = new apigwv2.HttpApi(scope, 'HttpApi', {
+    apiName: props.apiName,
+    description: 'Photo Processing Jobs API',
+    corsPreflight: {
+      allowOrigins: ['*'],
+      allowMethods: [apigwv2.CorsHttpMethod.ANY],
+      allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-api-key'],
+      maxAge: Duration.hours(1),
+    },
+  });
+  const throttle = props.throttle ?? defaultApiThrottle;
+  const accessLogs = createLogGroup(scope, 'ApiAccessLogs', ctx.logRetention);
+  const stage = httpApi.defaultStage!.node.defaultChild as apigwv2.CfnStage;
+  stage.defaultRouteSettings = {
+    throttlingRateLimit: throttle.rate,
+    throttlingBurstLimit: throttle.burst,
+  };
+  stage.accessLogSettings = {
+    destinationArn: accessLogs.logGroupArn,
+    format: JSON.stringify({
+      requestId: '$context.requestId',
+      ip: '$context.identity.sourceIp',
+      requestTime: '$context.requestTime',
+      routeKey: '$context.routeKey',
+      status: '$context.status',
+      responseLength: '$context.responseLength',
+      latency: '$context.responseLatency',
+      integrationError: '$context.integrationErrorMessage',
+    }),
+  };
+
+  const functions = new Map<string, lambda.IFunction>();
+  const integrations = new Map<string, HttpLambdaIntegration>();
+  const environment = {
+    ...ctx.common,
+    TABLE_NAME: data.table.tableName,
+    BUCKET_NAME: data.bucket.bucketName,
+    STATE_MACHINE_ARN: props.jobs.stateMachineArn,
+    ARCHIVE_STATE_MACHINE_ARN: props.archives.stateMachineArn,
+    ...masterKeyEnvironment,
+  };
+  for (const route of [...routes, ...pageRoutes]) {
+    let integration = integrations.get(route.handler);
+    if (!integration) {
+      const fnId = `Api${constructIdOf(route.handler)}`;
+      const fn = createHandlerFunction(scope, fnId, {
+        handler: route.handler,
+        environment,
+        memorySize: apiFunction.memoryMiB,
+        timeout: Duration.seconds(apiFunction.timeoutSeconds),
+        role: apiRole,
+        logRetention: ctx.logRetention,
+      });
+      functions.set(route.handler, fn);
+      integration = new HttpLambdaIntegration(`${fnId}Integration`, fn, {
+        payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+      });
+      integrations.set(route.handler, integration);
+    }
+    httpApi.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration });
+  }
+  acknowledge(httpApi, {
+    'AwsSolutions-APIG4':
+      'The functions authenticate every request themselves (API key, master key or guest session, spec 5); ' +
+      'result links and the OpenAPI document are public by design.',
+  });
+  return { httpApi, functions };
+}
