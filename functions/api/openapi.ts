@@ -2,7 +2,7 @@
  * The OpenAPI document of the API, assembled from every endpoint's contract (its `schema.ts`): a new
  * endpoint adds its line here. Served by get-openapi, written to docs/openapi.json by `npm run openapi`.
  */
-import { assembleOpenApiDocument, type OpenApiDocument } from '#http/openapi.ts';
+import { assembleOpenApiDocument, type OpenApiDocument } from '#http/openapi/generator.ts';
 import { sharedRequestSchemas, sharedResponseSchemas } from '#http/schemas.ts';
 import { contract as cancelJob } from './cancel-job/schema.ts';
 import { contract as controlBatch } from './control-batch/schema.ts';

@@ -1,5 +1,5 @@
 /** The contract of POST /jobs/{job_id}/cancel: its route entries in the OpenAPI document. */
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 
 export const contract = endpointContract({
   operations: {

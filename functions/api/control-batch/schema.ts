@@ -1,7 +1,7 @@
 /** The contract of POST /batches/{batch_id}/{action}: the action the handler checks with, and the route entry. */
 import { z } from 'zod';
 import { BATCH_ACTIONS } from '#core/batches/batch.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
 export const pathParameters = {

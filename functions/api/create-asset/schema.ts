@@ -1,6 +1,6 @@
 /** The contract of POST /assets: it takes the job input (shared, layers/http/schemas.ts) and answers the stored asset. */
 import { z } from 'zod';
-import { endpointContract, JOB_BODY, json } from '#http/openapi.ts';
+import { endpointContract, JOB_BODY, json } from '#http/openapi/generator.ts';
 import { timestamp } from '#http/schemas.ts';
 
 export const Asset = z

@@ -1,7 +1,7 @@
 /** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
 import { z } from 'zod';
 import { BatchInputSchema } from '#core/batches/input.ts';
-import { endpointContract, json, location } from '#http/openapi.ts';
+import { endpointContract, json, location } from '#http/openapi/generator.ts';
 import { Batch, colourValues, documented } from '#http/schemas.ts';
 
 const batch = BatchInputSchema.shape;

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
-import { endpointContract, JOB_BODY, json, location } from '#http/openapi.ts';
+import { endpointContract, JOB_BODY, json, location } from '#http/openapi/generator.ts';
 import { JobInputForm, JobStatus } from '#http/schemas.ts';
 
 /**

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { documented, timestamp } from '#http/schemas.ts';
 
 const upload = UploadRequestSchema.shape;

@@ -1,7 +1,7 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
 import { z } from 'zod';
 import { FileIdSchema } from '#core/files/files.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { documented } from '#http/schemas.ts';
 
 export const ResultFlag = z

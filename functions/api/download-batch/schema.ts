@@ -1,7 +1,7 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
 import { z } from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
-import { endpointContract, json, location } from '#http/openapi.ts';
+import { endpointContract, json, location } from '#http/openapi/generator.ts';
 import { BOOLEAN_SPELLINGS, documented } from '#http/schemas.ts';
 
 /** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */

@@ -1,5 +1,5 @@
 /** The contract of GET /jobs/{job_id}: its route entries in the OpenAPI document. */
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 
 export const contract = endpointContract({
   operations: {

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { httpCorrelation, observability } from '#aws/observability.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import type { OpenApiDocument } from '#http/openapi.ts';
+import type { OpenApiDocument } from '#http/openapi/generator.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 import { buildOpenApiDocument } from '../openapi.ts';

@@ -1,6 +1,6 @@
 /** The contract of GET /openapi.json: this document. */
 import { z } from 'zod';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 
 export const OpenApiDocument = z
   .object({ openapi: z.string() })

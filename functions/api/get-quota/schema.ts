@@ -1,6 +1,6 @@
 /** The contract of GET /quota: the balance it answers. */
 import { z } from 'zod';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 
 const balance = (description: string) =>
   z.number().nullable().describe(`${description}; null for the master key.`);

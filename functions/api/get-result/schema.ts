@@ -1,6 +1,6 @@
 /** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
 import { z } from 'zod';
-import { endpointContract, location } from '#http/openapi.ts';
+import { endpointContract, location } from '#http/openapi/generator.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
 export const pathParameters = {

@@ -1,6 +1,6 @@
 /** The contract of GET /jobs/{job_id}/deliveries: the delivery log it answers. */
 import { z } from 'zod';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { WebhookDelivery } from '#http/schemas.ts';
 
 export const DeliveryLog = z

@@ -1,7 +1,7 @@
 /** The contract of GET /files: its query and its page of files. */
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { cursor, documented, timestamp } from '#http/schemas.ts';
 
 /** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */

@@ -1,7 +1,7 @@
 /** The contract of GET /jobs: its query (the run-time `ListJobsQuery`, described) and its page of jobs. */
 import { z } from 'zod';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { cursor, documented, Job } from '#http/schemas.ts';
 
 /** Query parameters of GET /jobs: the schema the use case parses with, described. */

@@ -1,7 +1,7 @@
 /** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
 import { z } from 'zod';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
-import { endpointContract, json } from '#http/openapi.ts';
+import { endpointContract, json } from '#http/openapi/generator.ts';
 import { documented } from '#http/schemas.ts';
 
 documented(WebhookUpdateSchema.shape.webhook_url, {

@@ -3,7 +3,7 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it, vi } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import type { HttpContext, HttpEvent } from '#http/http-stack.ts';
-import { serializeOpenApi } from '#http/openapi.ts';
+import { serializeOpenApi } from '#http/openapi/generator.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { BOOLEAN_SPELLINGS } from '#http/schemas.ts';
 import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';

@@ -28,15 +28,15 @@ import {
 } from '#core/limits.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
-import type { AuthMode } from './http-stack.ts';
-import { addExamples } from './openapi-examples.ts';
+import type { AuthMode } from '../http-stack.ts';
+import { addExamples } from '../openapi-examples.ts';
 import {
   idempotencyKey,
   type SharedSchemaName,
   sharedPathParameters,
   sharedRequestSchemas,
   sharedResponseSchemas,
-} from './schemas.ts';
+} from '../schemas.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Spec section 9: the interface description is version 1.1.0. */
