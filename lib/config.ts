@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { errorNames } from '../layers/core/error-names.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
+import { WEBHOOK_RETRY_SCHEDULE } from '../layers/core/webhooks/retry-schedule.ts';
 
 /** Absolute path of the repository root; handler paths below are relative to it. */
 export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -248,14 +249,10 @@ export const lastResortSettlement = {
 } as const;
 
 /**
- * Webhook retries: 1 attempt + `maxAttempts` retries on `WebhookDeliveryError`. Full jitter: each wait is
- * random between 0 and min(interval × rate^(n-1), maxDelay) = 30 s, 2 min, 8 min, 32 min, 2 h 8 min, 4 h,
- * 4 h; at most about 10 h 50 min in all. The local stack scales the waits (SFN_RETRY_INTERVAL_SCALE).
+ * Webhook retries on `WebhookDeliveryError` (layers/core/webhooks/retry-schedule.ts): at most about 10 h 50
+ * min in all. The local stack scales the waits (SFN_RETRY_INTERVAL_SCALE).
  */
 export const webhookRetry = {
   error: errorNames.WebhookDeliveryError,
-  intervalSeconds: 30,
-  backoffRate: 4,
-  maxAttempts: 7,
-  maxDelaySeconds: 4 * 60 * 60,
+  ...WEBHOOK_RETRY_SCHEDULE,
 } as const;

@@ -45,7 +45,7 @@ export interface PhotoJobsProps {
   logRetention?: logs.RetentionDays;
   /** Alarms notify this topic. Without one the alarms exist and show on the dashboard only. */
   alarmTopic?: sns.ITopic;
-  /** Retries of a webhook delivery; default 7 retries over about 11 hours (lib/config.ts). */
+  /** Retries of a webhook delivery; default layers/core/webhooks/retry-schedule.ts. */
   webhookRetrySchedule?: WebhookRetrySchedule;
 }
 

@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { describeRetrySchedule, retryScheduleSeconds } from '#core/webhooks/retry-schedule.ts';
+import { webhookRetry } from '../../../lib/config.ts';
+
+describe('the webhook retry schedule', () => {
+  it('is the one the state machine runs, and the document says how long it takes', () => {
+    expect(webhookRetry).toMatchObject({ intervalSeconds: 30, backoffRate: 4, maxAttempts: 7 });
+    // 30 s, 2 min, 8 min, 32 min, 2 h 8 min, then the 4 h cap twice: 10 h 50 min 30 s at most.
+    expect(retryScheduleSeconds(webhookRetry)).toBe(39_030);
+    expect(describeRetrySchedule(webhookRetry)).toBe('7 times over about 11 hours');
+  });
+
+  it('follows a changed schedule', () => {
+    const short = { intervalSeconds: 60, backoffRate: 2, maxAttempts: 3, maxDelaySeconds: 3600 };
+    expect(describeRetrySchedule(short)).toBe('3 times over about 7 minutes');
+    expect(retryScheduleSeconds({ ...short, maxAttempts: 8 })).toBe(
+      60 + 120 + 240 + 480 + 960 + 1920 + 3600 + 3600,
+    );
+  });
+});
