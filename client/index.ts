@@ -14,6 +14,8 @@ export type Operation = Out<'Operation'>;
 export type JobStatus = Out<'JobStatus'>;
 export type Job = Out<'Job'>;
 export type JobEnvelope = Out<'JobEnvelope'>;
+/** A job just created: its envelope and `status_url`, the path to poll. */
+export type JobCreated = Out<'JobCreated'>;
 export type JobList = Out<'JobList'>;
 export type Batch = Out<'Batch'>;
 export type BatchCreated = Out<'BatchCreated'>;
@@ -170,7 +172,7 @@ export function createClient(options: ClientOptions) {
   async function createJob(
     input: CreateJobInput,
     init: { idempotencyKey?: string; signal?: AbortSignal } = {},
-  ): Promise<JobEnvelope> {
+  ): Promise<JobCreated | JobEnvelope> {
     const extra: Record<string, string> = init.idempotencyKey
       ? { 'idempotency-key': init.idempotencyKey }
       : {};

@@ -245,7 +245,10 @@ export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
       },
     },
     responses: {
-      202: one('JobEnvelope', 'A plate job, queued', queuedPlateJob),
+      202: one('JobCreated', 'A plate job, queued', {
+        ...queuedPlateJob,
+        status_url: `/api/v1/jobs/${queuedPlateJob.job_id}`,
+      }),
       200: one('JobEnvelope', 'Replay of a finished job (same Idempotency-Key and body)', succeededPlateJob),
     },
   },

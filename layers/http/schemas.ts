@@ -236,7 +236,7 @@ export const Job = z
   })
   .describe('The Job resource (spec 2.2).');
 
-const JobEnvelope = z
+export const JobEnvelope = z
   .object({
     result: z.boolean().describe('False exactly when the job failed or was cancelled.'),
     job_id: z.string().describe('Same as `id`.'),

@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import { correlate, httpCorrelation, logger, observability, recordJobCreated } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
+import { createdJobEnvelope } from '#core/jobs/envelope.ts';
 import { LEGACY_PROCESS_MODES, parseJobRequest } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
 import { analyzeCreatedResponse, processCreatedResponse } from '#core/jobs/legacy.ts';
@@ -42,5 +43,6 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     if (status === 202 && route === 'process')
       return json(202, processCreatedResponse(job, account), location);
     if (status === 202 && route === 'analyze') return json(202, analyzeCreatedResponse(job), location);
+    if (status === 202) return json(202, createdJobEnvelope(job, account), location);
     return jobResponse(deps(), status, job, location);
   });

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { endpointContract, JOB_BODY, json, location } from '#http/openapi/generator.ts';
-import { JobInputForm, JobStatus } from '#http/schemas.ts';
+import { JobEnvelope, JobInputForm, JobStatus } from '#http/schemas.ts';
 
 /**
  * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
@@ -31,6 +31,10 @@ export const LegacyAnalyzeForm = JobInputForm.omit({ mode: true }).describe(
 );
 
 const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');
+
+export const JobCreated = JobEnvelope.extend({ status_url: statusUrl }).describe(
+  'The job envelope of a job just accepted, with `status_url` (spec: creation returns `job_id` and `status_url`).',
+);
 
 export const LegacyProcessCreated = z
   .object({
@@ -73,7 +77,7 @@ const REPLAY =
 
 export const contract = endpointContract({
   requestSchemas: { LegacyProcessForm, LegacyAnalyzeForm },
-  responseSchemas: { LegacyProcessCreated, LegacyAnalyzeCreated },
+  responseSchemas: { JobCreated, LegacyProcessCreated, LegacyAnalyzeCreated },
   operations: {
     'POST /jobs': {
       operationId: 'createJob',
@@ -87,7 +91,7 @@ export const contract = endpointContract({
       body: JOB_BODY,
       responses: {
         202: json(
-          'JobEnvelope',
+          'JobCreated',
           'Accepted: the job is queued. A repeated `Idempotency-Key` for a job still running returns that job, also with 202.',
           JOB_LOCATION,
         ),

@@ -89,4 +89,12 @@ export function jobEnvelope(job: Job, account: CreditAccount | null) {
   return { ...legacyJobFields(job, account), ...jobResource(job) };
 }
 
+/**
+ * The answer to a job POST /jobs accepted (202): the envelope plus `status_url`, which the spec's states
+ * table promises on every creation route, as the legacy answers carry it.
+ */
+export function createdJobEnvelope(job: Job, account: CreditAccount | null) {
+  return { ...jobEnvelope(job, account), status_url: jobPath(job.id) };
+}
+
 export const creditCosts = { process_credit_cost: EDIT_COST, classification_credit_cost: ANALYSIS_COST };

@@ -76,8 +76,13 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
   it('cancels a job and returns every reserved credit', async () => {
     const client = api(server, await server.createKey(15));
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push((await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO))).body.id);
+    for (let i = 0; i < 3; i++) {
+      const created = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
+      // Spec, states table: a job accepted answers with `job_id` and `status_url`, the path to poll.
+      expect(created.status).toBe(202);
+      expect(created.body.status_url).toBe(`/api/v1/jobs/${created.body.job_id}`);
+      ids.push(created.body.id);
+    }
     const cancel = await client.postJson(`/jobs/${ids[2]}/cancel`, {});
     expect([200, 202]).toContain(cancel.status);
     expect(cancel.body.cancel_requested).toBe(true);
