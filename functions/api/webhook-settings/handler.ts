@@ -13,6 +13,5 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     const method = event.requestContext.http.method.toUpperCase();
     if (method === 'GET') return json(200, await getWebhookSetting(deps(), context.caller));
     const url = method === 'DELETE' ? '' : webhookUrlField(context.body.fields);
-    const settingsDeps = { keys: deps().keys, allowLoopback: deps().config.OUTBOUND_ALLOW_LOOPBACK };
-    return json(200, await setWebhook(settingsDeps, context.caller, url));
+    return json(200, await setWebhook(deps(), context.caller, url));
   });
