@@ -11,7 +11,8 @@ import { type Batch, createClient, type JobEnvelope, type PhotoJobsClient, Photo
 export const CLIENT_USAGE = `Usage:
   npm run cli -- jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
                  [--background NAME] [--background-file PATH] [--plate-color '#RRGGBB']
-                 [--plate-smoothing true|false] [--plate-mask-only true|false] [--webhook-url URL]
+                 [--plate-smoothing true|false] [--plate-mask-only true|false] [--require-plate]
+                 [--webhook-url URL]
                  [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
   npm run cli -- jobs get JOB_ID [--json]
   npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--plate-color '#RRGGBB']
@@ -33,6 +34,7 @@ const options = {
   'plate-color': { type: 'string' },
   'plate-smoothing': { type: 'string' },
   'plate-mask-only': { type: 'string' },
+  'require-plate': { type: 'boolean', default: false },
   'webhook-url': { type: 'string' },
   'idempotency-key': { type: 'string' },
   archive: { type: 'string' },
@@ -83,6 +85,7 @@ export async function runClientCli(argv: string[]): Promise<number> {
           plate_smoothing: values['plate-smoothing'] as never,
           plate_mask_only: values['plate-mask-only'] as never,
           webhook_url: values['webhook-url'],
+          ...(values['require-plate'] ? { require_plate: true } : {}),
         },
         { idempotencyKey: values['idempotency-key'] },
       );
@@ -179,6 +182,11 @@ function describeJob(job: JobEnvelope, savedTo?: string): string {
   const lines = [`${job.id} ${job.operation}: ${job.status}`];
   if (job.error?.message) lines.push(`  error ${job.error.code}: ${job.error.message}`);
   if (job.url) lines.push(`  result ${job.url}${savedTo ? ` (saved to ${savedTo})` : ''}`);
+  if (job.output?.plate_hidden === false && job.operation === 'studio_background') {
+    lines.push(
+      '  WARNING plate may be visible: the car shows its front or rear but no plate was hidden (--require-plate fails such a job)',
+    );
+  }
   const analysis = job.output?.analysis;
   if (analysis?.photo_type)
     lines.push(`  photo type ${analysis.photo_type.label} (${analysis.photo_type.conf}%)`);

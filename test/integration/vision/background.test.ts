@@ -90,8 +90,11 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     expect(result.modelVersion).toEqual({
       segmenter: MODELS['isnet-fp32'].version,
       car_detector: MODELS['nanodet-plus'].version,
+      plate_detector: MODELS['lpd-yunet'].version,
     });
-    expect(result.platesDetected).toBeUndefined();
+    // The plate is kept, and counted: the result says that it is readable.
+    expect(result.platesDetected).toBeGreaterThanOrEqual(1);
+    expect(result.plateHidden).toBe(false);
 
     const out = fileWith(result, 'url');
     expect(out.contentType).toBe('image/png');
@@ -226,6 +229,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     const result = await run('plate_mask', await read(PLATE_PHOTO.file));
     expect(rolesOf(result)).toEqual({ 'plate_mask.png': ['mask_url', 'plate_mask_url', 'url'] });
     expect(result.platesDetected).toBeGreaterThanOrEqual(1);
+    expect(result.plateHidden).toBe(true);
     const png = fileWith(result, 'plate_mask_url').bytes;
     expect(await sharp(png).metadata()).toMatchObject({
       width: 1000,
