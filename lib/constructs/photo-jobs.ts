@@ -471,7 +471,13 @@ export class PhotoJobs extends Construct {
         });
         integrations.set(route.handler, integration);
       }
-      this.httpApi.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration });
+      // HEAD wherever GET works (a route matches one method only): the handler answers it as GET, bodiless.
+      const methods = route.method === 'GET' ? [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.HEAD] : [];
+      this.httpApi.addRoutes({
+        path: route.path,
+        methods: methods.length ? methods : [apigwv2.HttpMethod[route.method]],
+        integration,
+      });
     }
     this.apiFunctions = apiFunctions;
     this.apiUrl = this.httpApi.apiEndpoint;
