@@ -83,7 +83,7 @@ if ((values.table === undefined) !== (values.bucket === undefined))
 const deployed = values.table !== undefined && values.bucket !== undefined;
 if (deployed) Object.assign(process.env, { TABLE_NAME: values.table, BUCKET_NAME: values.bucket });
 const data = deployed
-  ? { close: async () => undefined }
+  ? { close: async () => undefined, description: `in table ${values.table} (the deployment's)` }
   : await (await import('../local/data.ts')).openLocalData(path.resolve(process.env.DATA_DIR ?? '.data'));
 try {
   const { deps } = await import('#aws/wiring.ts');
@@ -112,7 +112,8 @@ try {
         webhook_secret: created.webhookSecret,
       },
       `API key ${created.key} (${created.keyId}) with ${created.credits} credits\n` +
-        `webhook signing secret ${created.webhookSecret} (shown once; see docs/webhooks.md)`,
+        `webhook signing secret ${created.webhookSecret} (shown once; see docs/webhooks.md)\n` +
+        `stored ${data.description}`,
     );
   } else if (command === 'defaults' || command === 'show') {
     if (!argument) fail('give the API key');

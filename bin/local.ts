@@ -7,6 +7,7 @@ import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { signingSecrets } from '#core/webhooks/signature.ts';
 import { FETCH_COMMAND, fetchModels, modelStatuses, modelsCacheDir, SERVICE_MODELS } from '#models/fetch.ts';
 import { fetchProgress } from '#models/fetch-progress.ts';
+import { listenProblem, planListen } from '../local/listen.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
 
@@ -39,6 +40,9 @@ function rateFromEnv(prefix: string, defaults: RateLimit): RateLimit {
 }
 
 const port = Number(process.env.PORT ?? 3000);
+const listen = planListen(process.env);
+// Read by the handlers' configuration (layers/config.ts), as every other setting.
+process.env.OUTBOUND_ALLOW_LOOPBACK = String(listen.allowLoopback);
 const dataDir = path.resolve(process.env.DATA_DIR ?? '.data');
 const masterKey = process.env.MASTER_KEY || (await persistentSecret(dataDir, 'master-key', 'pjm_'));
 
@@ -57,6 +61,7 @@ const missingModels = (await modelStatuses(modelsDir, SERVICE_MODELS)).filter((s
 
 const stack = await startLocalStack({
   port,
+  host: listen.host,
   dataDir,
   masterKeySha256: hashSecret(masterKey),
   inferenceWorkers: Number(process.env.INFERENCE_WORKERS ?? 1),
@@ -73,6 +78,11 @@ const stack = await startLocalStack({
     keyRate: rateFromEnv('RATE_LIMIT_KEY', DEFAULT_KEY_RATE),
     guestRate: rateFromEnv('RATE_LIMIT_GUEST', DEFAULT_GUEST_RATE),
   },
+}).catch((error: unknown) => {
+  const problem = listenProblem(error, port, listen.host);
+  if (!problem) throw error;
+  console.error(problem);
+  process.exit(1);
 });
 
 // Imported only now: the stack has just written the configuration these modules read.
@@ -106,6 +116,7 @@ console.log(`photo-jobs is running on the embedded stack
   data       ${dataDir}
   models     ${modelsLine}
   events     ${stack.eventsLogFile}
+${listen.notes.map((note) => `  ${note}`).join('\n')}
 
 Try:
   curl -s -H "X-API-Key: ${demoKey}" -F mode=plate -F file=@photo.jpg ${stack.baseUrl}/jobs

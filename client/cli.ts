@@ -11,14 +11,16 @@ import { type Batch, createClient, type JobEnvelope, type PhotoJobsClient, Photo
 export const CLIENT_USAGE = `Usage:
   npm run cli -- jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
                  [--background NAME] [--background-file PATH] [--plate-color '#RRGGBB']
-                 [--plate-smoothing true|false] [--plate-mask-only true|false] [--webhook-url URL]
+                 [--plate-smoothing true|false] [--plate-mask-only true|false] [--require-plate]
+                 [--webhook-url URL]
                  [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
   npm run cli -- jobs get JOB_ID [--json]
   npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--plate-color '#RRGGBB']
                  [--wait [--out PATH]] [--json]
   npm run cli -- batches get BATCH_ID [--json]
 
-common: --base-url URL (default http://127.0.0.1:$PORT or 3000)  --key KEY (default $PHOTO_JOBS_API_KEY)`;
+common: --base-url URL (default $PHOTO_JOBS_BASE_URL, else http://127.0.0.1:$PORT or 3000)
+        --key KEY (default $PHOTO_JOBS_API_KEY)`;
 
 const options = {
   'base-url': { type: 'string' },
@@ -33,6 +35,7 @@ const options = {
   'plate-color': { type: 'string' },
   'plate-smoothing': { type: 'string' },
   'plate-mask-only': { type: 'string' },
+  'require-plate': { type: 'boolean', default: false },
   'webhook-url': { type: 'string' },
   'idempotency-key': { type: 'string' },
   archive: { type: 'string' },
@@ -58,10 +61,11 @@ export async function runClientCli(argv: string[]): Promise<number> {
     return 0;
   }
   const [group, command, id] = positionals;
-  const client = createClient({
-    baseUrl: values['base-url'] ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`,
-    apiKey: values.key ?? process.env.PHOTO_JOBS_API_KEY,
-  });
+  const baseUrl =
+    values['base-url'] ?? process.env.PHOTO_JOBS_BASE_URL ?? `http://127.0.0.1:${process.env.PORT ?? 3000}`;
+  const client = createClient({ baseUrl, apiKey: values.key ?? process.env.PHOTO_JOBS_API_KEY });
+  // The service answers result paths; a terminal user wants a URL to open or curl.
+  const absolute = (route: string) => new URL(route, baseUrl).toString();
   const print = (value: object, text: string) => console.log(values.json ? JSON.stringify(value) : text);
   const progress = progressReporter(!values.json && Boolean(process.stderr.isTTY));
   const timeoutMs = values.timeout ? Number(values.timeout) * 1000 : undefined;
@@ -83,6 +87,7 @@ export async function runClientCli(argv: string[]): Promise<number> {
           plate_smoothing: values['plate-smoothing'] as never,
           plate_mask_only: values['plate-mask-only'] as never,
           webhook_url: values['webhook-url'],
+          ...(values['require-plate'] ? { require_plate: true } : {}),
         },
         { idempotencyKey: values['idempotency-key'] },
       );
@@ -99,12 +104,12 @@ export async function runClientCli(argv: string[]): Promise<number> {
       if (job.status === 'success' && values.out && job.url) {
         await writeFile(values.out, await client.download(job.url));
       }
-      print(job, describeJob(job, values.out));
+      print(job, describeJob(job, absolute, values.out));
       return job.status === 'success' ? 0 : 1;
     }
     if (group === 'jobs' && command === 'get' && id) {
       const job = await client.getJob(id);
-      print(job, describeJob(job));
+      print(job, describeJob(job, absolute));
       return 0;
     }
     if (group === 'batches' && command === 'create') {
@@ -149,6 +154,14 @@ export async function runClientCli(argv: string[]): Promise<number> {
       console.error(`${error.status} (code ${error.code}): ${error.message}`);
       return 2;
     }
+    const unreachable = unreachableReason(error);
+    if (unreachable) {
+      console.error(
+        `No photo-jobs server answers at ${baseUrl} (${unreachable}): start one with npm start, ` +
+          'or point elsewhere with --base-url URL or PHOTO_JOBS_BASE_URL',
+      );
+      return 2;
+    }
     throw error;
   }
 }
@@ -168,6 +181,17 @@ async function viaUploadIfLarge(
 /** Room left in a request body for the form's other fields and boundaries. */
 const FORM_OVERHEAD_BYTES = 64 * 1024;
 
+/** Why fetch could not reach the server (its `cause` holds the socket error), or null for other errors. */
+function unreachableReason(error: unknown): string | null {
+  if (!(error instanceof TypeError)) return null;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const code = cause?.code;
+  if (code === 'ECONNREFUSED') return 'connection refused';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'host not found';
+  if (code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'EHOSTUNREACH') return code;
+  return error.message === 'fetch failed' ? (cause?.message ?? 'fetch failed') : null;
+}
+
 class UsageError extends Error {
   override readonly name = 'UsageError';
 }
@@ -175,10 +199,15 @@ class UsageError extends Error {
 const doneOf = (batch: Batch) =>
   batch.counts.succeeded + batch.counts.failed + batch.counts.skipped + batch.counts.cancelled;
 
-function describeJob(job: JobEnvelope, savedTo?: string): string {
+function describeJob(job: JobEnvelope, absolute: (route: string) => string, savedTo?: string): string {
   const lines = [`${job.id} ${job.operation}: ${job.status}`];
   if (job.error?.message) lines.push(`  error ${job.error.code}: ${job.error.message}`);
-  if (job.url) lines.push(`  result ${job.url}${savedTo ? ` (saved to ${savedTo})` : ''}`);
+  if (job.url) lines.push(`  result ${absolute(job.url)}${savedTo ? ` (saved to ${savedTo})` : ''}`);
+  if (job.output?.plate_hidden === false && job.operation === 'studio_background') {
+    lines.push(
+      '  WARNING plate may be visible: the car shows its front or rear but no plate was hidden (--require-plate fails such a job)',
+    );
+  }
   const analysis = job.output?.analysis;
   if (analysis?.photo_type)
     lines.push(`  photo type ${analysis.photo_type.label} (${analysis.photo_type.conf}%)`);
@@ -196,7 +225,10 @@ function describeBatch(batch: Batch, savedTo?: string): string {
   );
 }
 
-/** A progress bar on a terminal; one line at the start, on each change of state, and at the end otherwise. */
+/**
+ * A progress bar on a terminal, cleared when done; otherwise one line at the start and on each change of
+ * state. The final state is left to the summary line, so that it is said once.
+ */
 function progressReporter(tty: boolean) {
   let bar: cliProgress.SingleBar | null = null;
   let label = '';
@@ -206,7 +238,11 @@ function progressReporter(tty: boolean) {
       label = name;
       if (tty) {
         bar = new cliProgress.SingleBar(
-          { format: `${name} [{bar}] {value}/{total} {state} {duration_formatted}`, stream: process.stderr },
+          {
+            format: `${name} [{bar}] {value}/{total} {state} {duration_formatted}`,
+            stream: process.stderr,
+            clearOnComplete: true,
+          },
           cliProgress.Presets.shades_classic,
         );
         bar.start(total, 0, { state: 'queued' });
@@ -225,8 +261,6 @@ function progressReporter(tty: boolean) {
       if (bar) {
         bar.update(done, { state });
         bar.stop();
-      } else if (state !== lastState) {
-        console.error(`${label}: ${state}`);
       }
     },
     abort() {

@@ -30,6 +30,8 @@ const SWEEP_EVERY_MS = 60_000;
 
 export interface LocalStackOptions {
   port: number;
+  /** The address the API listens on; default 127.0.0.1 (this machine only). */
+  host?: string;
   /** Persistent data (DynamoDB, S3); `undefined` keeps everything in memory. */
   dataDir?: string;
   masterKeySha256: string;
@@ -241,7 +243,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     })),
     options.rateLimits,
   );
-  await new Promise<void>((resolve) => server.listen(options.port, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    // The stand-ins already listen: a port clash must not leave them running with nothing in front.
+    await Promise.allSettled([sfn.close(), pool?.close(), eventBus.close(), s3.close(), dynamo.close()]);
+    clearInterval(sweepTimer);
+    throw error;
+  }
   const { port } = server.address() as AddressInfo;
   const endpoints = { dynamodb: dynamo.endpoint, s3: s3.endpoint, sfn: sfn.endpoint };
   if (options.dataDir) {
@@ -252,7 +268,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   }
 
   return {
-    baseUrl: `http://127.0.0.1:${port}/api/v1`,
+    // A wildcard address is reached on this machine at loopback.
+    baseUrl: `http://${host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host}:${port}/api/v1`,
     endpoints,
     eventsLogFile: eventBus.logFile,
     async close() {

@@ -112,6 +112,8 @@ export function dataPlane(cfg: Config = config(), clients: Clients = awsClients(
       guestSessionsPerAddressPerDay: cfg.GUEST_SESSIONS_PER_ADDRESS_PER_DAY,
     },
     batchConcurrency: cfg.BATCH_CONCURRENCY,
+    /** Whether webhooks and `url` sources may reach loopback (OUTBOUND_ALLOW_LOOPBACK). */
+    allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
     maxSourceBytes: cfg.MAX_SOURCE_BYTES,
     maxBodyBytes: cfg.MAX_SOURCE_BYTES,
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,

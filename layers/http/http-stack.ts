@@ -82,14 +82,22 @@ export function httpStack(options: {
       if (cookie && request.response) {
         request.response = { ...request.response, cookies: [...(request.response.cookies ?? []), cookie] };
       }
+      if (request.response) request.response = headless(request.event, request.response);
     },
     onError(request) {
       const response = errorResponse(request.error, options.deps().logger);
       const cookie = request.context.guestCookie;
       // The session was opened even if the request failed: keep the client on it.
-      request.response = cookie ? { ...response, cookies: [cookie] } : response;
+      request.response = headless(request.event, cookie ? { ...response, cookies: [cookie] } : response);
     },
   };
+}
+
+/** HEAD is answered as GET is, with the same status and headers and no body (RFC 9110, 9.3.2). */
+function headless(event: HttpEvent, response: HttpResult): HttpResult {
+  if (event.requestContext?.http?.method?.toUpperCase() !== 'HEAD') return response;
+  const { body: _body, isBase64Encoded: _encoded, ...rest } = response;
+  return rest as HttpResult;
 }
 
 /** The spec's error body for a thrown error; what the client is not told (a 5xx, a hidden cause) is logged. */

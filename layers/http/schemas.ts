@@ -105,6 +105,14 @@ documented(job.plate_mask_only, {
     'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
     '`plate_smoothing`. Falls back to the key’s setting, then false.',
 });
+documented(job.require_plate, {
+  ...booleanValues,
+  default: false,
+  description:
+    '`studio_background` (and `plate`, which always requires one): fail with 803 and refund, instead of ' +
+    'succeeding, when the car looks like its front or rear but no plate was found to hide ' +
+    '(`plate_hidden: false`). Same spellings as `plate_smoothing`.',
+});
 documented(job.webhook_url, {
   description:
     'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
@@ -186,7 +194,20 @@ const JobOutput = z
     model_version: z
       .record(z.string(), z.string())
       .describe('Version of each model that produced the output.'),
-    plates_detected: z.int().optional(),
+    plates_detected: z
+      .int()
+      .optional()
+      .describe(
+        '`plate`: plates filled. `studio_background`: plates on the car filled; `background`: plates on the car found (and kept).',
+      ),
+    plate_hidden: z
+      .boolean()
+      .optional()
+      .describe(
+        '`background` and `studio_background`: false when the car looks like its front or rear (a plate-like ' +
+          'shape on it) but no plate was filled, so a plate may still be readable; true otherwise. ' +
+          'Send `require_plate` to make such a job fail with 803 instead.',
+      ),
   })
   .describe('What a successful job produced; `analyze` has no image URL.');
 

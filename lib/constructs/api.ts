@@ -111,7 +111,12 @@ export function createApi(ctx: ServiceContext, props: ApiProps) {
       });
       integrations.set(route.handler, integration);
     }
-    httpApi.addRoutes({ path: route.path, methods: [apigwv2.HttpMethod[route.method]], integration });
+    // HEAD wherever GET works (a route matches one method only): the handler answers it as GET, bodiless.
+    const methods =
+      route.method === 'GET'
+        ? [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.HEAD]
+        : [apigwv2.HttpMethod[route.method]];
+    httpApi.addRoutes({ path: route.path, methods, integration });
   }
   acknowledge(httpApi, {
     'AwsSolutions-APIG4':

@@ -73,8 +73,14 @@ describe('HTTP API', () => {
     },
   );
 
-  it('has a route for every present handler and nothing else', () => {
-    expect(templateRoutes).toHaveLength(present.length);
+  it('has a route for every present handler, HEAD beside every GET, and nothing else', () => {
+    const gets = present.filter((route) => route.method === 'GET');
+    expect(templateRoutes).toHaveLength(present.length + gets.length);
+    const targetOf = (routeKey: string) =>
+      templateRoutes.find(([, route]) => route.Properties.RouteKey === routeKey)?.[1].Properties.Target;
+    for (const route of gets) {
+      expect(targetOf(`HEAD ${route.path}`), route.path).toEqual(targetOf(`GET ${route.path}`));
+    }
   });
 
   it('creates one function per distinct API handler file', () => {

@@ -206,6 +206,10 @@ async function runJob(file, mode, options) {
 
 function showOutput(card, file, job) {
   const output = job.output ?? {};
+  // A success that may still show a readable plate must not look like every other success.
+  const plateVisible = output.plate_hidden === false && job.operation === 'studio_background';
+  $('.plate-warning', card).hidden = !plateVisible;
+  $('.plate-warning-text', card).hidden = !plateVisible;
   const isMask = output.output_kind === 'mask';
   if (output.url && !isMask) {
     const compare = $('.compare', card);

@@ -22,7 +22,11 @@ export const JobInputSchema = z.object({
   plate_smoothing: booleanish('plate_smoothing').optional(),
   plate_mask_only: booleanish('plate_mask_only').optional(),
   webhook_url: httpUrl.optional(),
+  require_plate: booleanish('require_plate').optional(),
 });
+
+/** The modes that hide plates, and so can be told that a visible plate is a failure. */
+export const REQUIRE_PLATE_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
 export type JobInputFields = z.input<typeof JobInputSchema>;
 
 /** The modes the legacy `/process` route accepts (its `mode` defaults to `plate` as every route's). */
@@ -67,6 +71,11 @@ export function parseJobRequest(
   if (!allowedModes.includes(input.mode)) {
     throw new BadRequestError(`mode must be one of ${allowedModes.join(', ')} on this route`);
   }
+  if (input.require_plate && !(REQUIRE_PLATE_MODES as readonly Operation[]).includes(input.mode)) {
+    throw new BadRequestError(
+      `require_plate applies to ${REQUIRE_PLATE_MODES.join(' and ')}; ${input.mode} hides no plate`,
+    );
+  }
   const file = files.file;
   const sources = [file, input.url, input.asset_id, input.upload_id].filter((value) => value !== undefined);
   if (sources.length === 0)
@@ -88,6 +97,7 @@ export function parseJobRequest(
       plateMaskOnly: input.plate_mask_only,
       background: input.background,
       webhookUrl: input.webhook_url,
+      requirePlate: input.require_plate,
     },
     backgroundFile: files.background_file ?? null,
   };

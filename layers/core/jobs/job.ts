@@ -33,6 +33,8 @@ export interface JobParams {
   /** Storage key of a custom background image (request upload or the key's stored file). */
   backgroundFileKey: string | null;
   webhookUrl: string | null;
+  /** `require_plate`: a car showing its front or rear with no plate hidden fails the job (803). */
+  requirePlate?: boolean;
 }
 
 export interface StoredSource {
@@ -53,6 +55,11 @@ export interface JobOutput {
   inference_cached: boolean;
   model_version: Record<string, string>;
   plates_detected?: number;
+  /**
+   * Background operations: false when the photo looks like a car's front or rear (a plate candidate on
+   * the car) and no plate was filled, so a plate may still be readable; true otherwise.
+   */
+  plate_hidden?: boolean;
 }
 
 export interface JobError {

@@ -52,6 +52,7 @@ export interface RequestedParams {
   background?: BackgroundPreset;
   backgroundFileKey?: string;
   webhookUrl?: string;
+  requirePlate?: boolean;
 }
 
 /** Request over key default over service default (spec 2.1). */
@@ -65,5 +66,6 @@ export function resolveParams(requested: RequestedParams, defaults: KeyDefaults)
       requested.backgroundFileKey ?? (requested.background ? null : (defaults.backgroundFileKey ?? null)),
     background: requested.background ?? defaults.background ?? 'studio',
     webhookUrl: requested.webhookUrl ?? defaults.webhookUrl ?? null,
+    ...(requested.requirePlate ? { requirePlate: true } : {}),
   };
 }

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { Caller } from '../keys/caller.ts';
-import { isAddressLiteral, isAllowedTarget } from '../net/address-policy.ts';
+import { webhookTargetProblem } from '../net/address-policy.ts';
 import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
 
 /**
@@ -70,7 +70,7 @@ export function webhookUrlField(fields: Record<string, unknown>): unknown {
 
 /**
  * Store (or with an empty value or DELETE, clear) the key's default webhook. Addresses that can never be
- * delivered to (private, loopback, link-local literals) are refused now rather than at the first job.
+ * delivered to (private, loopback, link-local literals, `localhost`) are refused now rather than at the first job.
  */
 export async function setWebhook(
   deps: { keys: ApiKeyRepository; allowLoopback: boolean },
@@ -86,12 +86,8 @@ export async function setWebhook(
   const parsed = WebhookUpdateSchema.shape.webhook_url.safeParse(raw ?? '');
   if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
   const url = parsed.data === '' ? null : new URL(parsed.data).toString();
-  if (url) {
-    const host = new URL(url).hostname;
-    if (isAddressLiteral(host) && !isAllowedTarget(host, { allowLoopback: deps.allowLoopback })) {
-      throw new BadRequestError('webhook_url points to an address that webhooks are never delivered to');
-    }
-  }
+  const problem = url && webhookTargetProblem(url, { allowLoopback: deps.allowLoopback });
+  if (problem) throw new BadRequestError(problem);
   const record = await deps.keys.findById(caller.keyId);
   await deps.keys.updateDefaults(caller.keyId, { ...(record?.defaults ?? {}), webhookUrl: url });
   return webhookSetting(url, url ? 'Webhook saved' : 'Webhook disabled');

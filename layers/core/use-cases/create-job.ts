@@ -15,6 +15,7 @@ import type { JobRequest, UploadedFile } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
+import { webhookTargetProblem } from '../net/address-policy.ts';
 import type {
   AccountRepository,
   AssetRepository,
@@ -45,6 +46,8 @@ export interface CreateJobDeps {
   uploads?: UploadRepository;
   /** Largest photo by upload. */
   maxPhotoBytes?: number;
+  /** Whether a `webhook_url` on loopback can be delivered to (the outbound address policy). */
+  allowLoopback: boolean;
 }
 
 export interface CreateJobResult {
@@ -54,7 +57,7 @@ export interface CreateJobResult {
 
 /**
  * Create a job.
- * 0. Refuse (402) a caller whose balance cannot cover the job, before any fetch, decode or write.
+ * 0. Refuse (400) a webhook_url that could never be delivered to, and (402) a caller whose balance cannot cover the job, before any fetch, decode or write.
  * 1. Resolve the source bytes (upload or URL) and check they are an accepted image.
  * 2. Resolve effective parameters: request over key defaults over service defaults.
  * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request).
@@ -74,6 +77,10 @@ export async function createJob(
     const replay = await findReplay(deps, claim.scope, claim.key, fingerprint);
     if (replay) return replay;
   }
+
+  const webhookUrl = request.requested.webhookUrl;
+  const problem = webhookUrl && webhookTargetProblem(webhookUrl, { allowLoopback: deps.allowLoopback });
+  if (problem) throw new BadRequestError(problem);
 
   // Nothing is fetched, decoded or stored for a caller who could not pay for the job anyway.
   const account = accountOf(caller);

@@ -12,6 +12,7 @@ interface CacheEntry {
   analysis?: Record<string, unknown>;
   modelVersion: Record<string, string>;
   platesDetected?: number;
+  plateHidden?: boolean;
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -95,6 +96,7 @@ async function write(objects: ObjectStore, prefix: string, result: OperationResu
     ...(result.analysis ? { analysis: result.analysis } : {}),
     modelVersion: result.modelVersion,
     ...(result.platesDetected !== undefined ? { platesDetected: result.platesDetected } : {}),
+    ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
   };
   // Written last: an entry is only visible once every file it names is stored.
   await objects.put(`${prefix}entry.json`, Buffer.from(JSON.stringify(entry)), 'application/json');

@@ -1,3 +1,4 @@
+import { PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
 import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
@@ -12,6 +13,8 @@ export interface OperationResult {
   modelVersion: Record<string, string>;
   inferenceCached: boolean;
   platesDetected?: number;
+  /** Background operations: whether no plate looks left readable (JobOutput.plate_hidden). */
+  plateHidden?: boolean;
 }
 
 /** The vision engine behind the inference step; one implementation per model runtime. */
@@ -49,7 +52,8 @@ export interface InferenceResult {
 /**
  * The inference step.
  * 1. Read the source (and custom background) from storage.
- * 2. Run the operation.
+ * 2. Run the operation; with `require_plate`, a result that leaves a plate looking readable is
+ *    PlateNotFoundError (803), which fails the job and releases its credits, before anything is stored.
  * 3. Store every produced file under the job's result prefix and describe them as the job output.
  */
 export async function runInference(
@@ -67,6 +71,12 @@ export async function runInference(
     background,
     ...(order.ownerId ? { tenant: order.ownerId } : {}),
   });
+  // Checked here, not in the operation: a cached result (computed without the option) is judged the same.
+  if (order.params.requirePlate && result.plateHidden === false) {
+    throw new PlateNotFoundError(
+      'The car shows its front or rear but no license plate was found to hide (require_plate)',
+    );
+  }
   const output: JobOutput = {
     output_kind:
       order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
@@ -82,5 +92,6 @@ export async function runInference(
   }
   if (result.analysis) output.analysis = result.analysis;
   if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
+  if (result.plateHidden !== undefined) output.plate_hidden = result.plateHidden;
   return { output, files };
 }

@@ -4,6 +4,7 @@ import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
 import { besideWhole, encodeResult, openSource } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -15,6 +16,7 @@ import {
 } from '#vision/math/matte.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
+import { platesOnCar } from '#vision/plate-visibility.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
@@ -26,8 +28,10 @@ import { plateDetector } from './plate.ts';
 
 export interface ReplaceBackgroundDeps {
   readonly segmenter: Segmenter;
-  /** Given for `studio_background`: plates on the car are filled as `plate` fills them. */
+  /** Plates on the car are found with it and, unless `keepPlates`, filled as `plate` fills them. */
   readonly detector?: PlateDetector;
+  /** `background`: the plates found are counted, not filled. */
+  readonly keepPlates?: boolean;
   /** NanoDet: with it only the main car stays in the matte (see `isolateMainCar`). */
   readonly cars?: ObjectDetector;
 }
@@ -43,6 +47,8 @@ export interface ReplaceBackgroundResult {
   readonly plates: PlateDetection[];
   /** PNG of the filled plates' mask; null when none was filled or there is no detector. */
   readonly plateMask: Buffer | null;
+  /** With a detector: whether no plate looks left readable on the car (`plate_hidden`). */
+  readonly plateHidden?: boolean;
 }
 
 /** Grain added to a drawn preset (8-bit steps), so its gradients do not band once encoded. */
@@ -55,7 +61,9 @@ const PRESET_DITHER = 1.5;
  * 2. Segment the copy and, with a car detector, keep only the main car, then bring the matte to the
  *    photo's size (`mainCarMatte`); a matte covering under 1% or over 98% of the photo is
  *    MaskFailedError (802).
- * 3. With a detector, fill the plates that lie on the car; finding none is not an error here.
+ * 3. With a detector, find the plates that lie on the car and fill them (`studio_background`) or only
+ *    count them (`background`); finding none is not an error here, but a plate cue on the car with nothing
+ *    filled makes `plateHidden` false.
  * 4. Draw the backdrop at the photo's size (the supplied file, else the preset laid out around the car)
  *    with a contact shadow along the line the car stands on.
  * 5. Put the car over it in place (its pixels untouched where the matte is solid) and encode as JPEG
@@ -74,12 +82,17 @@ export async function replaceBackground(
   assertUsableMatte(stats);
 
   let plates: PlateDetection[] = [];
+  let plateHidden: boolean | undefined;
   if (deps.detector) {
     // The same passes as `plate` (the plates eval measures those): on a large photo the whole-photo pass
     // reads a shrink-on-load decode instead of resizing every pixel.
-    plates = (await deps.detector.find(besideWhole(levels, Promise.resolve(image)))).filter((p) =>
-      onForeground(matte, p),
+    const found = await platesOnCar(deps.detector, besideWhole(levels, Promise.resolve(image)), (box) =>
+      onForeground(matte, box),
     );
+    plates = found.plates;
+    plateHidden = deps.keepPlates ? plates.length === 0 && !found.plateLeftVisible : !found.plateLeftVisible;
+  }
+  if (deps.detector && !deps.keepPlates) {
     fillPlates(
       image,
       plates.map((p) => p.quad),
@@ -107,7 +120,7 @@ export async function replaceBackground(
   const [encoded, matteBytes, plateBytes] = await Promise.all([
     encodeResult(image),
     encodeMask(matte),
-    plates.length > 0
+    plates.length > 0 && !deps.keepPlates
       ? encodeMask(
           plateMask(
             image,
@@ -125,22 +138,24 @@ export async function replaceBackground(
     matte: matteBytes,
     plates,
     plateMask: plateBytes,
+    ...(plateHidden !== undefined ? { plateHidden } : {}),
   };
 }
 
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */
-function onForeground(matte: Matte, plate: PlateDetection): boolean {
-  const x = Math.min(matte.width - 1, Math.max(0, Math.floor(plate.box.x + plate.box.w / 2)));
-  const y = Math.min(matte.height - 1, Math.max(0, Math.floor(plate.box.y + plate.box.h / 2)));
+function onForeground(matte: Matte, box: Box): boolean {
+  const x = Math.min(matte.width - 1, Math.max(0, Math.floor(box.x + box.w / 2)));
+  const y = Math.min(matte.height - 1, Math.max(0, Math.floor(box.y + box.h / 2)));
   return matte.alpha[y * matte.width + x]! >= FOREGROUND;
 }
 
 async function run(models: ModelCache, input: OperationInput, hidePlates: boolean): Promise<OperationResult> {
   const segmenter = await isnetSegmenter(models);
   const cars = await carDetector(models);
-  const detector = hidePlates ? await plateDetector(models) : undefined;
+  // `background` keeps the plates but still looks for them: its result says whether one is readable.
+  const detector = await plateDetector(models);
   const result = await replaceBackground(
-    { segmenter, cars, ...(detector ? { detector } : {}) },
+    { segmenter, cars, detector, keepPlates: !hidePlates },
     input.source,
     input.params,
     input.background,
@@ -168,10 +183,11 @@ async function run(models: ModelCache, input: OperationInput, hidePlates: boolea
     modelVersion: {
       segmenter: segmenter.modelVersion,
       car_detector: cars.modelVersion,
-      ...(detector ? { plate_detector: detector.modelVersion } : {}),
+      plate_detector: detector.modelVersion,
     },
     inferenceCached: false,
-    ...(detector ? { platesDetected: result.plates.length } : {}),
+    platesDetected: result.plates.length,
+    ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
   };
 }
 

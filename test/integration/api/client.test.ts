@@ -127,7 +127,9 @@ describe.skipIf(!hasShared)('photo-jobs/client and the CLI against npm start', (
         '--out',
         hidden,
       ]);
-      expect(job.stdout).toMatch(/: success/);
+      // The state once, and the result as a URL to open.
+      expect(job.stdout.match(/success/g)).toHaveLength(1);
+      expect(job.stdout).toMatch(new RegExp(`result ${server.origin}/api/v1/results/job_\\w+/result\\.jpg`));
       // Not a terminal: plain lines on stderr, one per state, no bar.
       expect(job.stderr).toMatch(/started/);
       expect((await readFile(hidden)).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));

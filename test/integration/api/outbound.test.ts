@@ -52,12 +52,29 @@ describe.skipIf(!hasShared)('outbound safety of source URLs', () => {
     await host?.close();
   });
 
-  describe('by default (no OUTBOUND_ALLOW_LOOPBACK)', () => {
+  describe('as in AWS (OUTBOUND_ALLOW_LOOPBACK=false)', () => {
     let server: RunningServer;
     beforeAll(async () => {
       // The server inherits this environment: the opt-in must not come from there either.
       expect(process.env.OUTBOUND_ALLOW_LOOPBACK).toBeUndefined();
-      server = await startServer();
+      server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'false' });
+    });
+
+    it('refuses a loopback webhook_url at creation and as the key setting, naming the setting', async () => {
+      const key = await server.createKey(5);
+      const hook = 'http://127.0.0.1:8792/hook';
+      const created = await api(server, key).postJson('/jobs', {
+        mode: 'plate',
+        url: `http://127.0.0.1:${host.port}/x.jpg`,
+        webhook_url: hook,
+      });
+      expect(created.status).toBe(400);
+      expect(created.body.message).toMatch(/loopback.*OUTBOUND_ALLOW_LOOPBACK=true/);
+      const stored = await api(server, key).postJson('/webhook', {
+        webhook_url: 'http://localhost:8792/hook',
+      });
+      expect(stored.status).toBe(400);
+      expect(stored.body.message).toMatch(/OUTBOUND_ALLOW_LOOPBACK/);
     });
     afterAll(async () => {
       await server?.stop();

@@ -54,6 +54,8 @@ export async function startServer(
     MODELS_OFFLINE: 'true',
     // As in DynamoDB, transactions that overlap on an item are cancelled now and then (docs/aws-parity.md).
     LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.1',
+    // As in AWS, unless a test opts in: `npm start` itself opens loopback when it listens there (local/listen.ts).
+    OUTBOUND_ALLOW_LOOPBACK: 'false',
     ...env,
   };
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/local.ts'], {

@@ -90,8 +90,11 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     expect(result.modelVersion).toEqual({
       segmenter: MODELS['isnet-fp32'].version,
       car_detector: MODELS['nanodet-plus'].version,
+      plate_detector: MODELS['lpd-yunet'].version,
     });
-    expect(result.platesDetected).toBeUndefined();
+    // The plate is kept, and counted: the result says that it is readable.
+    expect(result.platesDetected).toBeGreaterThanOrEqual(1);
+    expect(result.plateHidden).toBe(false);
 
     const out = fileWith(result, 'url');
     expect(out.contentType).toBe('image/png');
@@ -272,6 +275,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
       plate_detector: MODELS['lpd-yunet'].version,
     });
     expect(result.platesDetected).toBeGreaterThanOrEqual(1);
+    expect(result.plateHidden).toBe(true);
     const { data, info } = await sharp(fileWith(result, 'url').bytes)
       .raw()
       .toBuffer({ resolveWithObject: true });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isAllowedTarget } from '#core/net/address-policy.ts';
+import { classifyAddress, isAllowedTarget, webhookTargetProblem } from '#core/net/address-policy.ts';
 
 // Pure classification only: no test ever connects to any of these addresses.
 describe('outbound address policy', () => {
@@ -75,5 +75,27 @@ describe('outbound address policy', () => {
     expect(isAllowedTarget('127.0.0.1', { allowLoopback: true })).toBe(true);
     expect(isAllowedTarget('10.0.0.1', { allowLoopback: true })).toBe(false);
     expect(isAllowedTarget('169.254.169.254', { allowLoopback: true })).toBe(false);
+  });
+
+  it.each([
+    'http://127.0.0.1:8792/hook',
+    'http://localhost:8792/hook',
+    'http://api.localhost/hook',
+    'http://[::1]/hook',
+    'http://127.1/hook',
+  ])('refuses the loopback webhook %s by naming the setting that allows it', (url) => {
+    expect(webhookTargetProblem(url, { allowLoopback: false })).toMatch(
+      /loopback.*OUTBOUND_ALLOW_LOOPBACK=true/,
+    );
+    expect(webhookTargetProblem(url, { allowLoopback: true })).toBeNull();
+  });
+
+  it('refuses private and metadata webhooks whatever the setting, and leaves names to delivery', () => {
+    for (const allowLoopback of [false, true]) {
+      expect(webhookTargetProblem('http://10.0.0.1/hook', { allowLoopback })).toMatch(/private address/);
+      expect(webhookTargetProblem('http://169.254.169.254/', { allowLoopback })).toMatch(/link-local/);
+      expect(webhookTargetProblem('http://10.0.0.1/hook', { allowLoopback })).not.toMatch(/OUTBOUND/);
+      expect(webhookTargetProblem('https://hooks.example.com/x', { allowLoopback })).toBeNull();
+    }
   });
 });

@@ -89,4 +89,13 @@ describe('job input', () => {
       BadRequestError,
     );
   });
+
+  it('takes require_plate for the modes that hide plates, and names them for the rest', () => {
+    const studio = parseJobRequest({ mode: 'studio_background', require_plate: 'true' }, { file });
+    expect(resolveParams(studio.requested, {}).requirePlate).toBe(true);
+    expect(resolveParams(parseJobRequest({}, { file }).requested, {}).requirePlate).toBeUndefined();
+    expect(() => parseJobRequest({ mode: 'background', require_plate: '1' }, { file })).toThrow(
+      /require_plate applies to plate and studio_background; background hides no plate/,
+    );
+  });
 });

@@ -61,6 +61,7 @@ function setup() {
     maxPhotoBytes: 40 * MB,
     maxArchiveBytes: 2048 * MB,
     maxSourceBytes: 20 * MB,
+    allowLoopback: false,
     assets: { insert: async () => undefined, get: async () => null },
     accounts: {
       get: async (account: string) => store.balances.get(account) ?? null,

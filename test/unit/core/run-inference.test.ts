@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { NotFoundError, PlateNotFoundError } from '#core/errors.ts';
+import type { JobParams } from '#core/jobs/job.ts';
+import type { ObjectStore } from '#core/ports.ts';
+import { type OperationResult, runInference } from '#core/use-cases/run-inference.ts';
+
+const params: JobParams = {
+  plateColor: '#141414',
+  plateSmoothing: true,
+  plateMaskOnly: false,
+  background: 'studio',
+  backgroundFileKey: null,
+  webhookUrl: null,
+};
+
+function setup(result: Partial<OperationResult>) {
+  const stored = new Map<string, Buffer>([['sources/j.jpg', Buffer.from('photo')]]);
+  const objects: ObjectStore = {
+    async put(key, body) {
+      stored.set(key, body);
+    },
+    async get(key) {
+      const body = stored.get(key);
+      if (!body) throw new NotFoundError(key);
+      return body;
+    },
+    async delete(key) {
+      stored.delete(key);
+    },
+    async presignGet(key) {
+      return key;
+    },
+  };
+  const runner = {
+    async run(): Promise<OperationResult> {
+      return {
+        files: [{ name: 'result.jpg', roles: ['url'], bytes: Buffer.from('px'), contentType: 'image/jpeg' }],
+        modelVersion: { plate_detector: 'v1' },
+        inferenceCached: false,
+        ...result,
+      };
+    },
+  };
+  const order = (extra: Partial<JobParams> = {}) => ({
+    jobId: 'job_1',
+    operation: 'studio_background' as const,
+    source: { key: 'sources/j.jpg', contentType: 'image/jpeg', sha256: 'abc' },
+    params: { ...params, ...extra },
+    resultPrefix: 'results/job_1/',
+  });
+  return { stored, run: (extra?: Partial<JobParams>) => runInference({ objects, runner }, order(extra)) };
+}
+
+describe('a plate left visible by a background operation', () => {
+  it('is said in the output: plates_detected and plate_hidden', async () => {
+    const { output } = await setup({ platesDetected: 0, plateHidden: false }).run();
+    expect(output).toMatchObject({ plates_detected: 0, plate_hidden: false });
+    const hidden = await setup({ platesDetected: 1, plateHidden: true }).run();
+    expect(hidden.output).toMatchObject({ plates_detected: 1, plate_hidden: true });
+  });
+
+  it('fails the job with 803 under require_plate, storing no result', async () => {
+    const t = setup({ platesDetected: 0, plateHidden: false });
+    const failed = t.run({ requirePlate: true });
+    await expect(failed).rejects.toThrow(PlateNotFoundError);
+    await expect(failed).rejects.toThrow(/front or rear.*require_plate/);
+    expect([...t.stored.keys()]).toEqual(['sources/j.jpg']);
+    // A side view (nothing looks like a plate) passes: there was nothing to hide.
+    await expect(
+      setup({ platesDetected: 0, plateHidden: true }).run({ requirePlate: true }),
+    ).resolves.toBeDefined();
+  });
+});
