@@ -34,6 +34,8 @@ export const storageKeys = {
   batchArchive: (batchId: string) => `${batches.prefix}${batchId}/archive.zip`,
   batchItem: (batchId: string, index: number, fileName: string) =>
     `${batches.prefix}${batchId}/items/${index}/${fileName}`,
+  batchBackground: (batchId: string, extension: string) =>
+    `${batches.prefix}${batchId}/background.${extension}`,
   batchDownload: (batchId: string, revision: number) =>
     `${batches.prefix}${batchId}/download-${revision}.zip`,
   keyBackground: (keyId: string, extension: string) => `${keys.prefix}${keyId}/background.${extension}`,

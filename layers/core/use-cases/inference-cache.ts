@@ -12,6 +12,7 @@ interface CacheEntry {
   analysis?: Record<string, unknown>;
   modelVersion: Record<string, string>;
   platesDetected?: number;
+  composition?: OperationResult['composition'];
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -33,11 +34,21 @@ export function cachedRunner(
   return {
     async run(operation, input) {
       const { plateColor, plateSmoothing, plateMaskOnly, background } = input.params;
+      const { format = null, maxWidth = null, framing = null, shadow = null } = input.params;
       const key = sha256(
         JSON.stringify({
           operation,
           source: input.sourceSha256,
-          params: { plateColor, plateSmoothing, plateMaskOnly, background },
+          params: {
+            plateColor,
+            plateSmoothing,
+            plateMaskOnly,
+            background,
+            format,
+            maxWidth,
+            framing,
+            shadow,
+          },
           backgroundFile: input.background ? sha256(input.background) : null,
           models: deps.modelKey(operation),
         }),
@@ -95,6 +106,7 @@ async function write(objects: ObjectStore, prefix: string, result: OperationResu
     ...(result.analysis ? { analysis: result.analysis } : {}),
     modelVersion: result.modelVersion,
     ...(result.platesDetected !== undefined ? { platesDetected: result.platesDetected } : {}),
+    ...(result.composition ? { composition: result.composition } : {}),
   };
   // Written last: an entry is only visible once every file it names is stored.
   await objects.put(`${prefix}entry.json`, Buffer.from(JSON.stringify(entry)), 'application/json');

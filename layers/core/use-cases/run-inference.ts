@@ -1,5 +1,5 @@
 import { resultPath } from '../jobs/envelope.ts';
-import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import type { Composition, JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
 
@@ -12,6 +12,8 @@ export interface OperationResult {
   modelVersion: Record<string, string>;
   inferenceCached: boolean;
   platesDetected?: number;
+  /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
+  composition?: Composition;
 }
 
 /** The vision engine behind the inference step; one implementation per model runtime. */
@@ -82,5 +84,6 @@ export async function runInference(
   }
   if (result.analysis) output.analysis = result.analysis;
   if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
+  if (result.composition) output.composition = result.composition;
   return { output, files };
 }
