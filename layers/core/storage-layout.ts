@@ -34,8 +34,9 @@ export const storageKeys = {
   batchArchive: (batchId: string) => `${batches.prefix}${batchId}/archive.zip`,
   batchItem: (batchId: string, index: number, fileName: string) =>
     `${batches.prefix}${batchId}/items/${index}/${fileName}`,
+  /** Beside the items' photos: the inference step reads both there (item folders are numbers). */
   batchBackground: (batchId: string, extension: string) =>
-    `${batches.prefix}${batchId}/background.${extension}`,
+    `${batches.prefix}${batchId}/items/background.${extension}`,
   batchDownload: (batchId: string, revision: number) =>
     `${batches.prefix}${batchId}/download-${revision}.zip`,
   keyBackground: (keyId: string, extension: string) => `${keys.prefix}${keyId}/background.${extension}`,
