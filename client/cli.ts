@@ -12,13 +12,15 @@ export const CLIENT_USAGE = `Usage:
   npm run cli -- jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
                  [--background NAME] [--background-file PATH] [--plate-color '#RRGGBB']
                  [--plate-smoothing true|false] [--plate-mask-only true|false] [--require-plate]
-                 [--webhook-url URL]
-                 [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
+                 [--webhook-url URL] [IMAGE OPTIONS] [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
   npm run cli -- jobs get JOB_ID [--json]
-  npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--plate-color '#RRGGBB']
-                 [--wait [--out PATH]] [--json]
+  npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--background-file PATH]
+                 [--plate-color '#RRGGBB'] [--plate-smoothing true|false] [--plate-mask-only true|false]
+                 [IMAGE OPTIONS] [--wait [--out PATH]] [--json]
   npm run cli -- batches get BATCH_ID [--json]
 
+image options: --format jpg|png|webp  --max-width PIXELS  --framing keep|center  --shadow true|false
+               (--background transparent gives the car alone as a PNG with alpha)
 common: --base-url URL (default $PHOTO_JOBS_BASE_URL, else http://127.0.0.1:$PORT or 3000)
         --key KEY (default $PHOTO_JOBS_API_KEY)`;
 
@@ -37,6 +39,10 @@ const options = {
   'plate-mask-only': { type: 'string' },
   'require-plate': { type: 'boolean', default: false },
   'webhook-url': { type: 'string' },
+  format: { type: 'string' },
+  'max-width': { type: 'string' },
+  framing: { type: 'string' },
+  shadow: { type: 'string' },
   'idempotency-key': { type: 'string' },
   archive: { type: 'string' },
   wait: { type: 'boolean', default: false },
@@ -45,6 +51,16 @@ const options = {
   json: { type: 'boolean', default: false },
   help: { type: 'boolean', default: false },
 } as const;
+
+/** The image options as the server reads them; the server checks the values (a 400 names the field). */
+function imageOptions(values: { format?: string; 'max-width'?: string; framing?: string; shadow?: string }) {
+  return {
+    format: values.format as never,
+    max_width: values['max-width'] as never,
+    framing: values.framing as never,
+    shadow: values.shadow as never,
+  };
+}
 
 /** Runs one command; resolves to the process exit code (0 done, 1 the work failed, 2 bad usage or request). */
 export async function runClientCli(argv: string[]): Promise<number> {
@@ -86,6 +102,7 @@ export async function runClientCli(argv: string[]): Promise<number> {
           plate_color: values['plate-color'],
           plate_smoothing: values['plate-smoothing'] as never,
           plate_mask_only: values['plate-mask-only'] as never,
+          ...imageOptions(values),
           webhook_url: values['webhook-url'],
           ...(values['require-plate'] ? { require_plate: true } : {}),
         },
@@ -119,7 +136,11 @@ export async function runClientCli(argv: string[]): Promise<number> {
         ...('path' in source ? { archive: source.path } : source),
         mode: values.mode as never,
         background: values.background as never,
+        background_file: values['background-file'],
         plate_color: values['plate-color'],
+        plate_smoothing: values['plate-smoothing'] as never,
+        plate_mask_only: values['plate-mask-only'] as never,
+        ...imageOptions(values),
       });
       let batch = created.batch;
       if (!values.wait) {

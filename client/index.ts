@@ -36,9 +36,14 @@ export type CreateJobInput = Omit<JobInputJson, 'mode'> & {
   background_file?: Upload;
 };
 
-/** The batch form the server validates (`BatchForm`), with `archive` as anything `Upload` takes. */
-export type CreateBatchInput = Omit<z.input<(typeof requestSchemas)['BatchForm']>, 'archive'> & {
+/** The batch form the server validates (`BatchForm`), with `archive` and `background_file` as anything `Upload` takes. */
+export type CreateBatchInput = Omit<
+  z.input<(typeof requestSchemas)['BatchForm']>,
+  'archive' | 'background_file'
+> & {
   archive?: Upload;
+  /** A custom background for every photo (JPG, PNG or WEBP); needs `archive` (a form). */
+  background_file?: Upload;
 };
 
 export type UploadCreated = Out<'UploadCreated'>;
@@ -233,8 +238,9 @@ export function createClient(options: ClientOptions) {
 
   /** A batch of a ZIP sent in the request (`archive`, up to 6 MB) or uploaded before (`upload_id`). */
   async function createBatch(input: CreateBatchInput): Promise<BatchCreated> {
-    const { archive, ...fields } = input;
+    const { archive, background_file, ...fields } = input;
     if (!archive) {
+      if (background_file) throw new TypeError('background_file travels in a form: send the archive with it');
       return request('/batches', {
         method: 'POST',
         body: JSON.stringify(fields),
@@ -244,6 +250,11 @@ export function createClient(options: ClientOptions) {
     const form = new FormData();
     for (const [name, value] of Object.entries(fields)) {
       if (value !== undefined) form.append(name, String(value));
+    }
+    if (background_file) {
+      const type = typeof background_file === 'string' ? imageTypeOf(background_file) : 'image/jpeg';
+      const background = await toBlob(background_file, type);
+      form.append('background_file', background.blob, background.name);
     }
     const { blob, name } = await toBlob(archive, 'application/zip');
     form.append('archive', blob, name.endsWith('.zip') ? name : `${name}.zip`);

@@ -38,6 +38,8 @@ export const storageKeys = {
   batchItems,
   batchItem: (batchId: string, index: number, fileName: string) =>
     `${batchItems(batchId)}${index}/${fileName}`,
+  /** Beside the items' photos: the inference step reads both there (item folders are numbers). */
+  batchBackground: (batchId: string, extension: string) => `${batchItems(batchId)}background.${extension}`,
   batchDownload: (batchId: string, revision: number) =>
     `${batches.prefix}${batchId}/download-${revision}.zip`,
   keyBackground: (keyId: string, extension: string) => `${keys.prefix}${keyId}/background.${extension}`,

@@ -14,7 +14,14 @@ import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
-import { BACKGROUND_PRESETS, JOB_STAGES, JOB_STATUSES, OPERATIONS } from '#core/jobs/job.ts';
+import {
+  BACKGROUNDS,
+  FRAMINGS,
+  JOB_STAGES,
+  JOB_STATUSES,
+  MAX_WIDTH_RANGE,
+  OPERATIONS,
+} from '#core/jobs/job.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 
@@ -82,8 +89,40 @@ documented(job.upload_id, {
 });
 documented(job.background, {
   description:
-    'Background preset. `background_file` takes priority over it; without either, the key’s stored ' +
+    'Background preset, or `transparent`: the car alone as a PNG (or WEBP) with alpha, no shadow unless ' +
+    '`shadow` is true. `background_file` takes priority over it; without either, the key’s stored ' +
     'background is used, then `studio`.',
+});
+documented(job.format, {
+  description:
+    'Encoding of the result image: `jpg` (quality 92), `png`, `webp` (quality 90, alpha kept). Not sent: ' +
+    'JPEG for JPEG and WEBP photos, PNG for PNG photos and for `background: transparent`. A mask operation ' +
+    'gives PNG unless asked. `jpg` with `background: transparent` is a 400 (JPEG has no alpha).',
+});
+documented(job.max_width, {
+  ...{
+    anyOf: [
+      { type: 'integer', minimum: MAX_WIDTH_RANGE.min, maximum: MAX_WIDTH_RANGE.max },
+      { type: 'string', pattern: '^[0-9]+$' },
+    ],
+  },
+  description:
+    `Largest width of the result in pixels (${MAX_WIDTH_RANGE.min}–${MAX_WIDTH_RANGE.max}); a wider result ` +
+    'is scaled down, keeping its proportions, with its masks. Never enlarged. Not sent: the photo’s width.',
+});
+documented(job.framing, {
+  description:
+    '`background` and `studio_background`: `center` scales the car to fill 80% of the frame’s width (at ' +
+    'most 72% of its height, never more than 2.5 times enlarged), centred, its wheels on a floor line at ' +
+    '88% of the height with the shadow under them; `keep` leaves it where the photo has it. A car cut by ' +
+    'the photo’s edge keeps its framing, and `output.composition` says so. Not sent: `center` for ' +
+    '`studio_background`, `keep` for `background`.',
+});
+documented(job.shadow, {
+  ...booleanValues,
+  description:
+    'Background operations: the car’s floor shadow. Not sent: on over a backdrop, off for ' +
+    '`background: transparent` (true gives a soft black shadow on alpha under the cut-out).',
 });
 documented(job.plate_color, {
   ...colourValues,
@@ -182,6 +221,22 @@ const Analysis = z
   })
   .describe('Classification of the photo (spec 2.4), the result of `analyze`.');
 
+const Composition = z
+  .object({
+    framing: z
+      .enum(FRAMINGS)
+      .describe('The framing applied: `keep` when asked, or when the photo’s edge cut the car.'),
+    car_cut_by_edge: z
+      .array(z.enum(['left', 'right', 'top', 'bottom']))
+      .describe('The photo’s edges that cut the car; when any does, the car was not re-framed.'),
+    vehicles: z.int().describe('Distinct vehicles found in the photo, the kept one included; only it stays.'),
+    main_car_ambiguous: z
+      .boolean()
+      .describe('Another vehicle was about as large as the kept one (85%): the more central one was kept.'),
+    notes: z.array(z.string()).describe('The same decisions in words, for a person.'),
+  })
+  .describe('`background` and `studio_background`: where the car was put and what was decided for you.');
+
 const JobOutput = z
   .object({
     url: resultUrl.optional(),
@@ -208,6 +263,7 @@ const JobOutput = z
           'shape on it) but no plate was filled, so a plate may still be readable; true otherwise. ' +
           'Send `require_plate` to make such a job fail with 803 instead.',
       ),
+    composition: Composition.optional(),
   })
   .describe('What a successful job produced; `analyze` has no image URL.');
 
@@ -279,9 +335,11 @@ export const JobEnvelope = z
       .describe('Life of the result in days (30); present on success with a result file.'),
     mode: Operation,
     background: z
-      .enum([...BACKGROUND_PRESETS, 'custom'])
+      .enum([...BACKGROUNDS, 'custom'])
       .nullable()
-      .describe('Effective background: a preset, or `custom` when a background file was used.'),
+      .describe(
+        'Effective background: a preset, `transparent`, or `custom` when a background file was used.',
+      ),
     plate_color: z.string().describe('Effective plate colour, `#rrggbb` (legacy names are resolved).'),
     plate_smoothing: z.boolean().describe('Effective smoothing.'),
     plate_mask_only: z.boolean().describe('Effective `plate_mask_only`.'),
@@ -352,7 +410,7 @@ export const Batch = z
           '5 credits; top up and resume), `too_many_jobs` (the account’s other jobs hold every slot).',
       ),
     mode: z.enum(BATCH_OPERATIONS),
-    background: z.enum([...BACKGROUND_PRESETS, 'custom']).nullable(),
+    background: z.enum([...BACKGROUNDS, 'custom']).nullable(),
     plate_color: z.string(),
     concurrency: z.int().describe('Photos that run at once.'),
     counts: BatchCounts,

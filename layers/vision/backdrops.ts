@@ -221,6 +221,32 @@ export async function renderBackdrop(
 }
 
 /**
+ * The floor shadow alone, as darkness (0..255) at the photo's size: what a transparent result carries
+ * under the car when its shadow is asked for. The same ellipse and contact layer `renderBackdrop` draws.
+ */
+export async function renderShadow(
+  layout: { width: number; height: number },
+  shadow: FloorShadow,
+): Promise<Uint8Array> {
+  const { width, height } = layout;
+  const overlays = [
+    shadow.ambient ? ellipseOverlay(shadow.ambient, layout) : null,
+    shadow.contact ? layerOverlay(shadow.contact) : null,
+  ].filter((o): o is OverlayOptions => o !== null);
+  const canvas = sharp({
+    create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
+  });
+  const { data } = await (overlays.length > 0
+    ? sharp(await canvas.composite(overlays).png().toBuffer())
+    : canvas
+  )
+    .extractChannel(3)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  return new Uint8Array(data.buffer, data.byteOffset, data.length);
+}
+
+/**
  * An elliptical shadow as an SVG radial gradient covering only its box (clipped to the frame), composited
  * at its offset: a 12 MP photo never gets a full-size shadow layer.
  */

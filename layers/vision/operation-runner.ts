@@ -28,9 +28,9 @@ const OPERATIONS: Record<Operation, OperationImpl> = {
 const MODELS_USED: Record<Operation, readonly ModelId[]> = {
   plate: ['lpd-yunet'],
   plate_mask: ['lpd-yunet'],
-  background: ['isnet-fp32'],
-  background_mask: ['isnet-fp32'],
-  studio_background: ['isnet-fp32', 'lpd-yunet'],
+  background: ['isnet-fp32', 'nanodet-plus'],
+  background_mask: ['isnet-fp32', 'nanodet-plus'],
+  studio_background: ['isnet-fp32', 'lpd-yunet', 'nanodet-plus'],
   analyze: ['nanodet-plus', 'mobilenetv2-int8', 'lpd-yunet'],
 };
 
@@ -38,7 +38,7 @@ const MODELS_USED: Record<Operation, readonly ModelId[]> = {
  * Bump when an operation's own processing changes its output with the same models, so that the
  * inference cache stops serving results made by the old code.
  */
-const PIPELINE_VERSION = 2;
+const PIPELINE_VERSION = 3;
 
 /** Identifies the exact model files (and fitted head) behind an operation, for the inference cache. */
 export function modelKeyOf(operation: Operation): string {

@@ -100,6 +100,15 @@ function optionFields(mode) {
     fields.push(['plate_smoothing', $('#plate-smoothing').checked ? 'true' : 'false']);
     fields.push(['plate_mask_only', $('#plate-mask-only').checked ? 'true' : 'false']);
   }
+  // Issue 26: framing, shadow, format and size; each sent only when chosen, so the API's defaults apply.
+  for (const [id, name] of [
+    ['framing', 'framing'],
+    ['shadow', 'shadow'],
+    ['format', 'format'],
+    ['max-width', 'max_width'],
+  ]) {
+    if (visible(id) && $(`#${id}`).value) fields.push([name, $(`#${id}`).value]);
+  }
   return mode === 'analyze' ? [] : fields;
 }
 
@@ -279,7 +288,8 @@ function showAnalysis(list, analysis) {
 async function runBatch(archive, mode, options) {
   const fields = [
     ['mode', mode],
-    ...options.filter(([name]) => name === 'background' || name === 'plate_color'),
+    // A batch takes every option a job takes (issue 26).
+    ...options,
   ];
   const { card, stop } = newCard(
     'batch-card',

@@ -11,13 +11,14 @@ documented(batch.upload_id, {
 documented(batch.mode, {
   description: 'Operation applied to every photo; `analyze` is not accepted for batches.',
 });
-documented(batch.background, { description: 'Background preset.' });
-documented(batch.plate_color, {
-  ...colourValues,
-  description: 'Fill colour of the plate, `#RRGGBB` (the legacy names are accepted as for jobs).',
-});
+// The image options are the very fields of the job input (`ImageOptionsSchema`), documented with it.
 
 export const BatchForm = BatchInputSchema.extend({
+  background_file: z
+    .file()
+    .mime(['image/jpeg', 'image/png', 'image/webp'])
+    .optional()
+    .describe('Custom background for every photo (JPG, PNG or WEBP), as `background_file` of a job.'),
   archive: z
     .file()
     .mime(['application/zip'])
@@ -32,8 +33,10 @@ export const BatchForm = BatchInputSchema.extend({
         'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
     ),
 }).describe(
-  'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Item jobs take the key’s ' +
-    'stored defaults where a field is not sent, but send no webhook each: the batch sends one when it ends.',
+  'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Every option of a job ' +
+    '(`background`, `background_file`, plate options, `format`, `max_width`, `framing`, `shadow`) applies ' +
+    'to each photo. Item jobs take the key’s stored defaults where a field is not sent, but send no ' +
+    'webhook each: the batch sends one when it ends.',
 );
 
 /** The same fields as JSON, where `parseBatchRequest` needs `upload_id` since no file can come along. */

@@ -1,8 +1,13 @@
 import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
-import type { UploadedFile } from '../jobs/input.ts';
-import { BACKGROUND_PRESETS, type Operation } from '../jobs/job.ts';
-import { normalizePlateColor, parseBooleanish } from '../jobs/params.ts';
+import {
+  checkImageOptions,
+  ImageOptionsSchema,
+  requestedImageOptions,
+  type UploadedFile,
+} from '../jobs/input.ts';
+import type { Operation } from '../jobs/job.ts';
+import { parseBooleanish } from '../jobs/params.ts';
 import type { BatchRequest } from '../use-cases/create-batch.ts';
 
 /** Every operation but `analyze` (spec 4, POST /batches). */
@@ -14,7 +19,10 @@ export const BATCH_OPERATIONS = [
   'background_mask',
 ] as const satisfies readonly Operation[];
 
-/** The text fields of POST /batches; the archive arrives as the upload `archive`. */
+/**
+ * The text fields of POST /batches; the archive arrives as the upload `archive`, a custom background as
+ * `background_file`. Every option of a single job (`ImageOptionsSchema`) applies to each photo.
+ */
 export const BatchInputSchema = z.object({
   upload_id: z.string().min(1).max(100).optional(),
   mode: z
@@ -22,8 +30,7 @@ export const BatchInputSchema = z.object({
       error: (issue) => (issue.input === 'analyze' ? 'analyze is not accepted for batches' : undefined),
     })
     .default('plate'),
-  background: z.enum(BACKGROUND_PRESETS).optional(),
-  plate_color: z.string().transform(normalizePlateColor).optional(),
+  ...ImageOptionsSchema.shape,
 });
 
 /** The query of GET /batches/{batch_id}/download; an empty `partial` counts as not sent. */
@@ -54,9 +61,12 @@ export function parseBatchRequest(
       'Send the ZIP archive as the multipart file field archive, or upload it first and send upload_id',
     );
   }
+  const requested = requestedImageOptions(parsed.data);
+  checkImageOptions(requested);
   return {
     archive: archive ? { kind: 'file', file: archive } : { kind: 'upload', uploadId: uploadId! },
     operation: parsed.data.mode,
-    requested: { plateColor: parsed.data.plate_color, background: parsed.data.background },
+    requested,
+    backgroundFile: files.background_file ?? null,
   };
 }

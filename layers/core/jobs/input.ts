@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
-import { BACKGROUND_PRESETS, OPERATIONS, type Operation } from './job.ts';
+import { BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OPERATIONS, type Operation, OUTPUT_FORMATS } from './job.ts';
 import { normalizePlateColor, parseBooleanish, type RequestedParams } from './params.ts';
 
 const booleanish = (field: string) =>
@@ -11,16 +11,49 @@ const httpUrl = z
   .url()
   .refine((value) => /^https?:\/\//i.test(value), 'must be an http(s) URL');
 
+/**
+ * The options of an image result, shared by jobs and batches (a batch takes every option a job takes).
+ * `max_width` arrives as text in a form, so it is coerced.
+ */
+export const ImageOptionsSchema = z.object({
+  background: z.enum(BACKGROUNDS).optional(),
+  plate_color: z.string().transform(normalizePlateColor).optional(),
+  plate_smoothing: booleanish('plate_smoothing').optional(),
+  plate_mask_only: booleanish('plate_mask_only').optional(),
+  format: z.enum(OUTPUT_FORMATS).optional(),
+  max_width: z.coerce.number().int().min(MAX_WIDTH_RANGE.min).max(MAX_WIDTH_RANGE.max).optional(),
+  framing: z.enum(FRAMINGS).optional(),
+  shadow: booleanish('shadow').optional(),
+});
+
+/** The parsed image options as the domain names them. */
+export function requestedImageOptions(input: z.output<typeof ImageOptionsSchema>): RequestedParams {
+  return {
+    plateColor: input.plate_color,
+    plateSmoothing: input.plate_smoothing,
+    plateMaskOnly: input.plate_mask_only,
+    background: input.background,
+    format: input.format,
+    maxWidth: input.max_width,
+    framing: input.framing,
+    shadow: input.shadow,
+  };
+}
+
+/** A transparent result has no JPEG: refused at creation rather than failed in the workflow. */
+export function checkImageOptions(requested: RequestedParams): void {
+  if (requested.background === 'transparent' && requested.format === 'jpg') {
+    throw new BadRequestError('format: jpg has no transparency; use png or webp with background transparent');
+  }
+}
+
 /** `JobInput` (spec 2.1): the JSON body and the multipart text fields share this schema. */
 export const JobInputSchema = z.object({
   mode: z.enum(OPERATIONS).default('plate'),
   url: httpUrl.optional(),
   asset_id: z.string().min(1).max(100).optional(),
   upload_id: z.string().min(1).max(100).optional(),
-  background: z.enum(BACKGROUND_PRESETS).optional(),
-  plate_color: z.string().transform(normalizePlateColor).optional(),
-  plate_smoothing: booleanish('plate_smoothing').optional(),
-  plate_mask_only: booleanish('plate_mask_only').optional(),
+  ...ImageOptionsSchema.shape,
   webhook_url: httpUrl.optional(),
   require_plate: booleanish('require_plate').optional(),
 });
@@ -88,17 +121,16 @@ export function parseJobRequest(
       : input.upload_id
         ? { kind: 'upload', uploadId: input.upload_id }
         : { kind: 'asset', assetId: input.asset_id! };
+  const requested: RequestedParams = {
+    ...requestedImageOptions(input),
+    webhookUrl: input.webhook_url,
+    requirePlate: input.require_plate,
+  };
+  checkImageOptions(requested);
   return {
     operation: input.mode,
     source,
-    requested: {
-      plateColor: input.plate_color,
-      plateSmoothing: input.plate_smoothing,
-      plateMaskOnly: input.plate_mask_only,
-      background: input.background,
-      webhookUrl: input.webhook_url,
-      requirePlate: input.require_plate,
-    },
+    requested,
     backgroundFile: files.background_file ?? null,
   };
 }

@@ -21,6 +21,29 @@ export type JobStage = (typeof JOB_STAGES)[number];
 export const BACKGROUND_PRESETS = ['studio', 'warm', 'graphite', 'showroom'] as const;
 export type BackgroundPreset = (typeof BACKGROUND_PRESETS)[number];
 
+/** What `background` accepts: a drawn preset, or `transparent` (the car alone, a PNG with alpha). */
+export const BACKGROUNDS = [...BACKGROUND_PRESETS, 'transparent'] as const;
+export type Background = (typeof BACKGROUNDS)[number];
+
+/** Encodings of a result image; null (not sent) keeps the source's: JPEG for JPEG and WEBP, PNG for PNG. */
+export const OUTPUT_FORMATS = ['jpg', 'png', 'webp'] as const;
+export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+/** Bounds of `max_width` in pixels; a result is never made wider than its photo. */
+export const MAX_WIDTH_RANGE = { min: 64, max: 16384 } as const;
+
+/**
+ * Where the car stands in a background result: `keep` where the photo has it, `center` scaled to a set
+ * share of the frame's width, centred, wheels on the floor line. Unset: `center` for `studio_background`,
+ * `keep` for `background` (FRAMING_DEFAULTS).
+ */
+export const FRAMINGS = ['keep', 'center'] as const;
+export type Framing = (typeof FRAMINGS)[number];
+export const FRAMING_DEFAULTS = {
+  background: 'keep',
+  studio_background: 'center',
+} as const satisfies Partial<Record<Operation, Framing>>;
+
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['success', 'failed', 'cancelled']);
 export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
 
@@ -29,12 +52,20 @@ export interface JobParams {
   plateColor: string;
   plateSmoothing: boolean;
   plateMaskOnly: boolean;
-  background: BackgroundPreset | null;
+  background: Background | null;
   /** Storage key of a custom background image (request upload or the key's stored file). */
   backgroundFileKey: string | null;
   webhookUrl: string | null;
   /** `require_plate`: a car showing its front or rear with no plate hidden fails the job (803). */
   requirePlate?: boolean;
+  /** Encoding of the result image; null or absent (jobs made before it existed): the source's. */
+  format?: OutputFormat | null;
+  /** Results wider than this are scaled down to it; null or absent: the photo's width. */
+  maxWidth?: number | null;
+  /** Background operations; null or absent: the operation's default (FRAMING_DEFAULTS). */
+  framing?: Framing | null;
+  /** Background operations: the car's floor shadow; null or absent: on for a backdrop, off for `transparent`. */
+  shadow?: boolean | null;
 }
 
 export interface StoredSource {
@@ -60,6 +91,21 @@ export interface JobOutput {
    * the car) and no plate was filled, so a plate may still be readable; true otherwise.
    */
   plate_hidden?: boolean;
+  composition?: Composition;
+}
+
+/** How a background result placed the car, and what the service decided for the user (the output says so). */
+export interface Composition {
+  /** The framing applied: `keep` when asked, or when `center` was asked but the photo's edge cut the car. */
+  framing: Framing;
+  /** The photo's edges that cut the car; non-empty means it was not re-framed. */
+  car_cut_by_edge: Array<'left' | 'right' | 'top' | 'bottom'>;
+  /** Distinct vehicles found in the photo, the main car included. */
+  vehicles: number;
+  /** Another vehicle was about as large and central as the kept one: the more central one was kept. */
+  main_car_ambiguous: boolean;
+  /** The same decisions in words, for a person reading the job. */
+  notes: string[];
 }
 
 export interface JobError {

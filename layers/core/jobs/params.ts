@@ -1,6 +1,6 @@
 import { BadRequestError } from '../errors.ts';
 import type { KeyDefaults } from '../keys/api-key.ts';
-import type { BackgroundPreset, JobParams } from './job.ts';
+import type { Background, Framing, JobParams, OutputFormat } from './job.ts';
 
 export const DEFAULT_PLATE_COLOR = '#141414';
 
@@ -49,11 +49,23 @@ export interface RequestedParams {
   plateColor?: string;
   plateSmoothing?: boolean;
   plateMaskOnly?: boolean;
-  background?: BackgroundPreset;
+  background?: Background;
   backgroundFileKey?: string;
   webhookUrl?: string;
   requirePlate?: boolean;
+  format?: OutputFormat;
+  maxWidth?: number;
+  framing?: Framing;
+  shadow?: boolean;
 }
+
+/** The output options: taken from the request alone (a key stores no default for them). */
+const outputParams = (requested: RequestedParams) => ({
+  format: requested.format ?? null,
+  maxWidth: requested.maxWidth ?? null,
+  framing: requested.framing ?? null,
+  shadow: requested.shadow ?? null,
+});
 
 /** Request over key default over service default (spec 2.1). */
 export function resolveParams(requested: RequestedParams, defaults: KeyDefaults): JobParams {
@@ -67,5 +79,6 @@ export function resolveParams(requested: RequestedParams, defaults: KeyDefaults)
     background: requested.background ?? defaults.background ?? 'studio',
     webhookUrl: requested.webhookUrl ?? defaults.webhookUrl ?? null,
     ...(requested.requirePlate ? { requirePlate: true } : {}),
+    ...outputParams(requested),
   };
 }

@@ -1,7 +1,9 @@
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../archive/limits.ts';
 import { type Batch, newBatchId } from '../batches/batch.ts';
 import { costOf } from '../credits/credits.ts';
-import { BadRequestError } from '../errors.ts';
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors.ts';
+import { imageProblem } from '../image-limits.ts';
+import { extensionOf, type ImageType, sniffImageType } from '../images.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import type { Operation } from '../jobs/job.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
@@ -34,7 +36,19 @@ export type ArchiveSpec = { kind: 'file'; file: UploadedFile } | { kind: 'upload
 export interface BatchRequest {
   archive: ArchiveSpec;
   operation: Exclude<Operation, 'analyze'>;
-  requested: Pick<RequestedParams, 'plateColor' | 'background'>;
+  /** Every option of a single job but its webhook (the batch sends one webhook when it ends). */
+  requested: Omit<RequestedParams, 'webhookUrl' | 'backgroundFileKey'>;
+  /** A custom background for every photo, as `background_file` of a job. */
+  backgroundFile?: UploadedFile | null;
+}
+
+/** `background_file` of a batch: an accepted image, checked as a job's (415, 400) before anything is stored. */
+function checkedBackground(file: UploadedFile): { file: UploadedFile; type: ImageType } {
+  const type = sniffImageType(file.bytes);
+  if (!type) throw new UnsupportedMediaTypeError('background_file is not a JPG, PNG or WEBP image');
+  const problem = imageProblem(file.bytes, 'background_file');
+  if (problem) throw problem;
+  return { file, type };
 }
 
 /** Name of the execution that unpacks a batch: one per batch, so a repeated start is a no-op. */
@@ -61,6 +75,7 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     `A batch needs ${cost} credits for each photo when it starts`,
   );
 
+  const background = request.backgroundFile ? checkedBackground(request.backgroundFile) : null;
   const batchId = newBatchId();
   const limits = deps.zipLimits ?? DEFAULT_ZIP_LIMITS;
   let stored: StoredArchive;
@@ -87,6 +102,12 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     throw error;
   }
 
+  // Stored beside the archive, so it lives as long as the batch whose item jobs read it.
+  const backgroundKey = background
+    ? storageKeys.batchBackground(batchId, extensionOf(background.type))
+    : null;
+  if (background && backgroundKey)
+    await deps.objects.put(backgroundKey, background.file.bytes, background.type);
   const now = deps.clock.now().toISOString();
   const defaults = defaultsOf(caller);
   const batch: Batch = {
@@ -95,7 +116,13 @@ export async function createBatch(deps: CreateBatchDeps, caller: Caller, request
     account,
     operation: request.operation,
     // Item jobs send no webhook each: the batch sends one when it finishes.
-    params: { ...resolveParams(request.requested, defaults), webhookUrl: null },
+    params: {
+      ...resolveParams(
+        { ...request.requested, ...(backgroundKey ? { backgroundFileKey: backgroundKey } : {}) },
+        defaults,
+      ),
+      webhookUrl: null,
+    },
     webhookUrl: defaults.webhookUrl ?? null,
     status: 'unpacking',
     pauseReason: null,

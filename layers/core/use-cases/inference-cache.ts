@@ -13,6 +13,7 @@ interface CacheEntry {
   modelVersion: Record<string, string>;
   platesDetected?: number;
   plateHidden?: boolean;
+  composition?: OperationResult['composition'];
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -34,11 +35,21 @@ export function cachedRunner(
   return {
     async run(operation, input) {
       const { plateColor, plateSmoothing, plateMaskOnly, background } = input.params;
+      const { format = null, maxWidth = null, framing = null, shadow = null } = input.params;
       const key = sha256(
         JSON.stringify({
           operation,
           source: input.sourceSha256,
-          params: { plateColor, plateSmoothing, plateMaskOnly, background },
+          params: {
+            plateColor,
+            plateSmoothing,
+            plateMaskOnly,
+            background,
+            format,
+            maxWidth,
+            framing,
+            shadow,
+          },
           backgroundFile: input.background ? sha256(input.background) : null,
           models: deps.modelKey(operation),
         }),
@@ -97,6 +108,7 @@ async function write(objects: ObjectStore, prefix: string, result: OperationResu
     modelVersion: result.modelVersion,
     ...(result.platesDetected !== undefined ? { platesDetected: result.platesDetected } : {}),
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
+    ...(result.composition ? { composition: result.composition } : {}),
   };
   // Written last: an entry is only visible once every file it names is stored.
   await objects.put(`${prefix}entry.json`, Buffer.from(JSON.stringify(entry)), 'application/json');

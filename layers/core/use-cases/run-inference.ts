@@ -1,6 +1,6 @@
 import { PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
-import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import type { Composition, JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
 
@@ -15,6 +15,8 @@ export interface OperationResult {
   platesDetected?: number;
   /** Background operations: whether no plate looks left readable (JobOutput.plate_hidden). */
   plateHidden?: boolean;
+  /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
+  composition?: Composition;
 }
 
 /** The vision engine behind the inference step; one implementation per model runtime. */
@@ -93,5 +95,6 @@ export async function runInference(
   if (result.analysis) output.analysis = result.analysis;
   if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
   if (result.plateHidden !== undefined) output.plate_hidden = result.plateHidden;
+  if (result.composition) output.composition = result.composition;
   return { output, files };
 }

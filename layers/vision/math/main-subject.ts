@@ -12,6 +12,17 @@ import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
  * the frame's edge loses only to a comparable one in the middle. Null when there is none.
  */
 export function mainCarBox(boxes: readonly Box[], image: Size): Box | null {
+  return mainCarChoice(boxes, image).box;
+}
+
+/**
+ * Another vehicle at least this share of the main one's size (sqrt of the box area) makes the choice a
+ * close one: two cars of about equal size, of which the more central was kept.
+ */
+export const EQUAL_SIZE_SHARE = 0.85;
+
+/** `mainCarBox`, and whether another vehicle was about as large (`EQUAL_SIZE_SHARE`): the output says so. */
+export function mainCarChoice(boxes: readonly Box[], image: Size): { box: Box | null; ambiguous: boolean } {
   let best: Box | null = null;
   let bestRank = 0;
   const half = { x: image.width / 2, y: image.height / 2 };
@@ -26,7 +37,12 @@ export function mainCarBox(boxes: readonly Box[], image: Size): Box | null {
       bestRank = rank;
     }
   }
-  return best;
+  if (!best) return { box: null, ambiguous: false };
+  const size = (b: Box) => Math.sqrt(b.w * b.h);
+  const ambiguous = boxes.some(
+    (b) => b !== best && b.w > 0 && b.h > 0 && size(b) >= EQUAL_SIZE_SHARE * size(best),
+  );
+  return { box: best, ambiguous };
 }
 
 /** `box` grown by `share` of its width and height on every side, clamped to the image, in whole pixels. */

@@ -1,9 +1,11 @@
-import type { JobParams } from '#core/jobs/job.ts';
+import { type Composition, FRAMING_DEFAULTS, type Framing, type JobParams } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
-import { type BackdropSource, renderBackdrop } from '#vision/backdrops.ts';
+import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { besideWhole, encodeResult, openSource } from '#vision/image-io.ts';
+import { cutOut, moveMatte, reframe } from '#vision/framing.ts';
+import { besideWhole, encodeResult, extensionOf, openSource, type ResultType } from '#vision/image-io.ts';
+import { centerPlacement, type Edge, edgesCuttingCar } from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
@@ -22,7 +24,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { mainCarMatte } from './main-car.ts';
+import { type MainCar, mainCarCutout } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
 
@@ -38,18 +40,26 @@ export interface ReplaceBackgroundDeps {
 
 export interface ReplaceBackgroundResult {
   readonly image: Buffer;
-  readonly contentType: 'image/jpeg' | 'image/png';
+  readonly contentType: ResultType;
   readonly width: number;
   readonly height: number;
   /** 8-bit greyscale PNG at the result's size, white = car. */
   readonly matte: Buffer;
-  /** The plates filled (those on the car), in the result's pixels; empty without a detector. */
+  /** The plates filled (those on the car), in the photo's pixels; empty without a detector. */
   readonly plates: PlateDetection[];
-  /** PNG of the filled plates' mask; null when none was filled or there is no detector. */
+  /** PNG of the filled plates' mask at the result's size; null when none was filled or there is no detector. */
   readonly plateMask: Buffer | null;
   /** With a detector: whether no plate looks left readable on the car (`plate_hidden`). */
   readonly plateHidden?: boolean;
+  /** Where the car was put, and what was decided for the user. */
+  readonly composition: Composition;
 }
+
+/** What the caller chose; `framing` is resolved (the operation's default applied). */
+export type ReplaceBackgroundParams = Pick<
+  JobParams,
+  'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly' | 'format' | 'maxWidth' | 'shadow'
+> & { readonly framing?: Framing | null };
 
 /** Grain added to a drawn preset (8-bit steps), so its gradients do not band once encoded. */
 const PRESET_DITHER = 1.5;
@@ -59,26 +69,30 @@ const PRESET_DITHER = 1.5;
  * 1. Read the source's header (type from its bytes; 415 / 413 / 400 otherwise), then decode it at full size
  *    for compositing (EXIF orientation applied, sRGB) and, alongside, a reduced copy for the models.
  * 2. Segment the copy and, with a car detector, keep only the main car, then bring the matte to the
- *    photo's size (`mainCarMatte`); a matte covering under 1% or over 98% of the photo is
+ *    photo's size (`mainCarCutout`); a matte covering under 1% or over 98% of the photo is
  *    MaskFailedError (802).
  * 3. With a detector, find the plates that lie on the car and fill them (`studio_background`) or only
  *    count them (`background`); finding none is not an error here, but a plate cue on the car with nothing
  *    filled makes `plateHidden` false.
- * 4. Draw the backdrop at the photo's size (the supplied file, else the preset laid out around the car)
- *    with a contact shadow along the line the car stands on.
- * 5. Put the car over it in place (its pixels untouched where the matte is solid) and encode as JPEG
- *    (JPEG, WEBP sources) or PNG (PNG sources), metadata stripped; the matte as a greyscale PNG.
+ * 4. `framing: center`: the car is scaled and moved to its place in a frame of the photo's size
+ *    (`centerPlacement`), unless the photo's edge cuts it, which the composition then says.
+ * 5. Draw the backdrop at the frame's size (the supplied file, else the preset laid out around the car)
+ *    with a contact shadow along the line the car stands on; `transparent`: the car alone on alpha, its
+ *    shadow only when asked.
+ * 6. Put the car over it in place (its pixels untouched where the matte is solid) and encode as asked
+ *    (`format`, `max_width`), else JPEG (JPEG, WEBP sources) or PNG (PNG sources, transparent results),
+ *    metadata stripped; the matte as a greyscale PNG of the same size.
  */
 export async function replaceBackground(
   deps: ReplaceBackgroundDeps,
   source: Buffer,
-  params: Pick<JobParams, 'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly'>,
+  params: ReplaceBackgroundParams,
   backgroundFile: Buffer | null,
 ): Promise<ReplaceBackgroundResult> {
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
   const levels = await openSource(source);
-  const [image, matte] = await Promise.all([levels.atScale(1), mainCarMatte(deps, levels)]);
-  const stats = matteStats(matte);
+  let [image, { matte, car }] = await Promise.all([levels.atScale(1), mainCarCutout(deps, levels)]);
+  let stats = matteStats(matte);
   assertUsableMatte(stats);
 
   let plates: PlateDetection[] = [];
@@ -99,46 +113,98 @@ export async function replaceBackground(
       { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
     );
   }
-
-  const backdropSource: BackdropSource = backgroundFile
-    ? { kind: 'file', bytes: backgroundFile }
-    : { kind: 'preset', preset: params.background ?? 'studio' };
-  const box = stats.box!;
-  const backdrop = await renderBackdrop(
-    backdropSource,
-    {
-      width: image.width,
-      height: image.height,
-      horizonY: horizonRow(stats),
-      focusX: box.x + box.w / 2,
-      groundY: stats.groundY,
-    },
-    { ambient: ambientShadow(stats), contact: contactShadow(stats) },
-  );
-  compositeOver(image, matte, backdrop, { dither: backgroundFile ? 0 : PRESET_DITHER });
-
-  const [encoded, matteBytes, plateBytes] = await Promise.all([
-    encodeResult(image),
-    encodeMask(matte),
+  let plateMatte =
     plates.length > 0 && !deps.keepPlates
-      ? encodeMask(
-          plateMask(
-            image,
-            plates.map((p) => p.quad),
-            params,
-          ),
+      ? plateMask(
+          image,
+          plates.map((p) => p.quad),
+          params,
         )
-      : Promise.resolve(null),
+      : null;
+
+  const cut = edgesCuttingCar(matte, stats);
+  const placement = params.framing === 'center' && cut.length === 0 ? centerPlacement(stats) : null;
+  if (placement) {
+    const region = stats.box!;
+    [{ image, matte }, plateMatte] = await Promise.all([
+      reframe(image, matte, region, placement),
+      plateMatte ? moveMatte(plateMatte, region, placement) : Promise.resolve(null),
+    ]);
+    stats = matteStats(matte);
+  }
+  const composition = compositionOf(params.framing ?? 'keep', placement !== null, cut, car);
+
+  const transparent = params.background === 'transparent' && !backgroundFile;
+  const shadow = { ambient: ambientShadow(stats), contact: contactShadow(stats) };
+  if (transparent) {
+    const floor = (params.shadow ?? false) ? await renderShadow(image, shadow) : null;
+    image = cutOut(image, matte, floor);
+  } else {
+    const backdropSource: BackdropSource = backgroundFile
+      ? { kind: 'file', bytes: backgroundFile }
+      : {
+          kind: 'preset',
+          preset: params.background === 'transparent' ? 'studio' : (params.background ?? 'studio'),
+        };
+    const box = stats.box!;
+    const backdrop = await renderBackdrop(
+      backdropSource,
+      {
+        width: image.width,
+        height: image.height,
+        horizonY: horizonRow(stats),
+        focusX: box.x + box.w / 2,
+        groundY: stats.groundY,
+      },
+      (params.shadow ?? true) ? shadow : { ambient: null, contact: null },
+    );
+    compositeOver(image, matte, backdrop, { dither: backgroundFile ? 0 : PRESET_DITHER });
+  }
+
+  const maxWidth = params.maxWidth ?? null;
+  const [encoded, matteBytes, plateBytes] = await Promise.all([
+    encodeResult(image, { format: params.format ?? (transparent ? 'png' : null), maxWidth }),
+    encodeMask(matte, maxWidth),
+    plateMatte ? encodeMask(plateMatte, maxWidth) : Promise.resolve(null),
   ]);
   return {
     image: encoded.data,
     contentType: encoded.contentType,
-    width: image.width,
-    height: image.height,
+    width: encoded.width,
+    height: encoded.height,
     matte: matteBytes,
     plates,
     plateMask: plateBytes,
+    composition,
     ...(plateHidden !== undefined ? { plateHidden } : {}),
+  };
+}
+
+/** The decisions a user would otherwise discover by looking, in fields and in words. */
+function compositionOf(
+  asked: Framing,
+  placed: boolean,
+  cut: readonly Edge[],
+  car: MainCar | null,
+): Composition {
+  const notes: string[] = [];
+  if (asked === 'center' && !placed && cut.length > 0) {
+    notes.push(
+      `The photo's ${cut.join(' and ')} edge${cut.length > 1 ? 's cut' : ' cuts'} the car: it keeps its ` +
+        'framing, since centring it would show the cut.',
+    );
+  }
+  const vehicles = car?.vehicles.length ?? 0;
+  const ambiguous = car?.ambiguous ?? false;
+  if (ambiguous) notes.push('Two vehicles of about equal size: the more central one was kept.');
+  else if (vehicles > 1)
+    notes.push(`${vehicles - 1} other vehicle${vehicles > 2 ? 's were' : ' was'} removed.`);
+  return {
+    framing: placed ? 'center' : 'keep',
+    car_cut_by_edge: [...cut],
+    vehicles,
+    main_car_ambiguous: ambiguous,
+    notes,
   };
 }
 
@@ -149,7 +215,12 @@ function onForeground(matte: Matte, box: Box): boolean {
   return matte.alpha[y * matte.width + x]! >= FOREGROUND;
 }
 
-async function run(models: ModelCache, input: OperationInput, hidePlates: boolean): Promise<OperationResult> {
+async function run(
+  models: ModelCache,
+  input: OperationInput,
+  operation: keyof typeof FRAMING_DEFAULTS,
+): Promise<OperationResult> {
+  const hidePlates = operation === 'studio_background';
   const segmenter = await isnetSegmenter(models);
   const cars = await carDetector(models);
   // `background` keeps the plates but still looks for them: its result says whether one is readable.
@@ -157,10 +228,10 @@ async function run(models: ModelCache, input: OperationInput, hidePlates: boolea
   const result = await replaceBackground(
     { segmenter, cars, detector, keepPlates: !hidePlates },
     input.source,
-    input.params,
+    { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
     input.background,
   );
-  const extension = result.contentType === 'image/png' ? 'png' : 'jpg';
+  const extension = extensionOf(result.contentType);
   const files: OperationResult['files'] = [
     { name: `result.${extension}`, roles: ['url'], bytes: result.image, contentType: result.contentType },
     {
@@ -188,12 +259,14 @@ async function run(models: ModelCache, input: OperationInput, hidePlates: boolea
     inferenceCached: false,
     platesDetected: result.plates.length,
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
+    composition: result.composition,
   };
 }
 
 /** `background`: the car on the preset, the supplied file or the key's stored background; plates kept. */
-export const backgroundOperation = (models: ModelCache, input: OperationInput) => run(models, input, false);
+export const backgroundOperation = (models: ModelCache, input: OperationInput) =>
+  run(models, input, 'background');
 
 /** `studio_background`: as `background`, with the plates on the car filled with the plate colour. */
 export const studioBackgroundOperation = (models: ModelCache, input: OperationInput) =>
-  run(models, input, true);
+  run(models, input, 'studio_background');

@@ -1,5 +1,11 @@
 import { PlateNotFoundError } from '#core/errors.ts';
-import { besideWhole, encodeResult, openSource } from '#vision/image-io.ts';
+import {
+  besideWhole,
+  encodeResult,
+  type OutputOptions,
+  openSource,
+  type ResultType,
+} from '#vision/image-io.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
@@ -7,7 +13,7 @@ export interface HidePlatesDeps {
   readonly detector: PlateDetector;
 }
 
-export interface HidePlatesParams {
+export interface HidePlatesParams extends OutputOptions {
   /** `#rrggbb` or a legacy name. */
   readonly plateColor: string;
   readonly plateSmoothing: boolean;
@@ -16,10 +22,10 @@ export interface HidePlatesParams {
 
 export interface HidePlatesResult {
   readonly image: Buffer;
-  readonly contentType: 'image/jpeg' | 'image/png';
+  readonly contentType: ResultType;
   readonly width: number;
   readonly height: number;
-  /** In the result's pixels (the source after EXIF orientation). */
+  /** In the source's pixels after EXIF orientation (before any `maxWidth` scaling). */
   readonly plates: PlateDetection[];
 }
 
@@ -30,7 +36,8 @@ export interface HidePlatesResult {
  *    pixel, so the whole decode starts at once and runs beside the whole-photo pass, which reads a
  *    shrink-on-load decode of a large photo (`besideWhole`); the close looks read the whole decode.
  * 3. Fill each plate's quadrilateral, following its perspective.
- * 4. Encode as JPEG (JPEG, WEBP sources) or PNG (PNG sources) with all metadata stripped.
+ * 4. Encode as asked (`format`, `max_width`), else JPEG (JPEG, WEBP sources) or PNG (PNG sources), with
+ *    all metadata stripped.
  */
 export async function hidePlates(
   deps: HidePlatesDeps,
@@ -49,6 +56,6 @@ export async function hidePlates(
     plates.map((p) => p.quad),
     { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
   );
-  const { data, contentType } = await encodeResult(decoded);
-  return { image: data, contentType, width: decoded.width, height: decoded.height, plates };
+  const { data, contentType, width, height } = await encodeResult(decoded, params);
+  return { image: data, contentType, width, height, plates };
 }

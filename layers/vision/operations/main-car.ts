@@ -2,7 +2,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import { keepMainSubject, type MainSubjectResult, mainCarBox } from '#vision/math/main-subject.ts';
+import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
@@ -18,6 +18,8 @@ export interface MainCar {
   /** Every distinct vehicle NanoDet found, the main one included, in the image's pixels. */
   readonly vehicles: readonly Box[];
   readonly cleared: MainSubjectResult | null;
+  /** Another vehicle was about as large as the kept one (`mainCarChoice`): the more central was kept. */
+  readonly ambiguous: boolean;
 }
 
 /**
@@ -35,13 +37,13 @@ export async function isolateMainCar(
   const vehicles = distinctVehicles(await cars.detect(image, { scoreThreshold: OBJECT_SCORE_THRESHOLD })).map(
     (v) => v.box,
   );
-  const box = mainCarBox(vehicles, image);
-  if (!box) return { box, vehicles, cleared: null };
+  const { box, ambiguous } = mainCarChoice(vehicles, image);
+  if (!box) return { box, vehicles, cleared: null, ambiguous };
   const sx = matte.width / image.width;
   const sy = matte.height / image.height;
   const scaled = vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
   const main = scaled[vehicles.indexOf(box)]!;
-  return { box, vehicles, cleared: keepMainSubject(matte, main, scaled) };
+  return { box, vehicles, cleared: keepMainSubject(matte, main, scaled), ambiguous };
 }
 
 /**
@@ -57,8 +59,16 @@ export async function mainCarMatte(
   deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
   source: SourceLevels,
 ): Promise<Matte> {
+  return (await mainCarCutout(deps, source)).matte;
+}
+
+/** `mainCarMatte` and what was decided on the way (null without `cars`), for the output to say. */
+export async function mainCarCutout(
+  deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
+  source: SourceLevels,
+): Promise<{ matte: Matte; car: MainCar | null }> {
   const preview = await source.atScale(Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height)));
   const small = await deps.segmenter.modelMatte(preview);
-  if (deps.cars) await isolateMainCar(deps.cars, preview, small);
-  return deps.segmenter.toPhotoSize(small, source.width, source.height);
+  const car = deps.cars ? await isolateMainCar(deps.cars, preview, small) : null;
+  return { matte: await deps.segmenter.toPhotoSize(small, source.width, source.height), car };
 }

@@ -1,4 +1,5 @@
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import { extensionOf } from '#vision/image-io.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
@@ -13,7 +14,7 @@ export const plateDetector = (models: ModelCache): Promise<PlateDetector> =>
 export async function plateOperation(models: ModelCache, input: OperationInput): Promise<OperationResult> {
   const detector = await plateDetector(models);
   const result = await hidePlates({ detector }, input.source, input.params);
-  const extension = result.contentType === 'image/png' ? 'png' : 'jpg';
+  const extension = extensionOf(result.contentType);
   return {
     files: [
       { name: `result.${extension}`, roles: ['url'], bytes: result.image, contentType: result.contentType },

@@ -100,6 +100,39 @@ describe('photo-jobs/client', () => {
     expect(await aborted).toMatchObject({ message: 'stopped by the user' });
   });
 
+  it('sends the image options as they are, and a batch’s background file with its archive in one form', async () => {
+    const { fetch, calls } = scripted(() => ({ status: 202, body: { batch: {}, ...job('queued') } }));
+    const client = createClient({ baseUrl: 'http://127.0.0.1:3000', fetch });
+    await client.createJob({
+      mode: 'studio_background',
+      url: 'https://example.test/car.jpg',
+      background: 'transparent',
+      format: 'webp',
+      max_width: 1200,
+      framing: 'center',
+      shadow: true,
+    });
+    expect(JSON.parse(String(calls[0]!.init.body))).toMatchObject({
+      background: 'transparent',
+      format: 'webp',
+      max_width: 1200,
+      framing: 'center',
+      shadow: true,
+    });
+    await client.createBatch({
+      mode: 'studio_background',
+      archive: new Uint8Array([0x50, 0x4b, 3, 4]),
+      background_file: new Uint8Array([0xff, 0xd8, 0xff]),
+      format: 'png',
+      max_width: '800',
+    });
+    const form = calls[1]!.init.body as FormData;
+    expect(form.get('format')).toBe('png');
+    expect(form.get('max_width')).toBe('800');
+    expect(form.get('background_file')).toBeInstanceOf(Blob);
+    expect(form.get('archive')).toBeInstanceOf(Blob);
+  });
+
   it('lists jobs page after page by the cursor until there is none', async () => {
     const { fetch, calls } = scripted([
       { status: 200, body: { jobs: [job('success'), { ...job('failed'), id: 'job_2' }], next_cursor: 41 } },

@@ -349,6 +349,63 @@ describe('createBatch', () => {
     expect(rich.balance().available).toBe(10);
   });
 
+  it('gives every item job each option a single job takes, the background file included', async () => {
+    const t = setup(100);
+    const archive = {
+      bytes: (await photos(2)).file.bytes,
+      filename: 'p.zip',
+      contentType: 'application/zip',
+    };
+    const request = parseBatchRequest(
+      {
+        mode: 'studio_background',
+        background: 'transparent',
+        format: 'webp',
+        max_width: '1600',
+        framing: 'keep',
+        shadow: 'true',
+        plate_smoothing: 'raw',
+        plate_mask_only: 'on',
+      },
+      { archive, background_file: { bytes: jpeg(7), filename: 'bg.jpg', contentType: 'image/jpeg' } },
+    );
+    const { batch } = await createBatch(t.deps, owner, request);
+    await t.runStarted();
+    const items = [...t.store.stored.values()].filter((job) => job.batch?.id === batch.id);
+    expect(items).toHaveLength(2);
+    for (const job of items) {
+      expect(job.params).toMatchObject({
+        background: 'transparent',
+        format: 'webp',
+        maxWidth: 1600,
+        framing: 'keep',
+        shadow: true,
+        plateSmoothing: false,
+        plateMaskOnly: true,
+        webhookUrl: null,
+      });
+      // The inference step reads the background from this key, stored with the batch.
+      expect(await t.objects.store.get(job.params.backgroundFileKey!)).toEqual(jpeg(7));
+    }
+  });
+
+  it('refuses what a job refuses: a JPEG with transparency, a width out of range, a background that is no image', async () => {
+    const archive = { bytes: Buffer.alloc(1), filename: null, contentType: null };
+    expect(() => parseBatchRequest({ background: 'transparent', format: 'jpg' }, { archive })).toThrow(
+      /alpha|transparen/,
+    );
+    expect(() => parseBatchRequest({ max_width: '10' }, { archive })).toThrow(/max_width/);
+    const t = setup(100);
+    await expect(
+      createBatch(t.deps, owner, {
+        archive: await photos(1),
+        operation: 'background',
+        requested: {},
+        backgroundFile: { bytes: Buffer.from('not an image'), filename: null, contentType: null },
+      }),
+    ).rejects.toMatchObject({ status: 415 });
+  });
+
   it('parses the form: analyze is refused, the archive is required, plate_color names are resolved', () => {
     const archive = { bytes: Buffer.alloc(1), filename: null, contentType: null };
     expect(() => parseBatchRequest({ mode: 'analyze' }, { archive })).toThrow(/analyze is not accepted/);

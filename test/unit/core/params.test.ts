@@ -99,3 +99,41 @@ describe('job input', () => {
     );
   });
 });
+
+describe('image options of a job', () => {
+  const file = { bytes: Buffer.from([0xff, 0xd8, 0xff]), filename: null, contentType: null };
+
+  it('reads format, max_width (form text), framing and shadow into the request', () => {
+    const request = parseJobRequest(
+      {
+        mode: 'studio_background',
+        background: 'transparent',
+        format: 'webp',
+        max_width: '800',
+        framing: 'keep',
+        shadow: 'yes',
+      },
+      { file },
+    );
+    expect(request.requested).toMatchObject({
+      background: 'transparent',
+      format: 'webp',
+      maxWidth: 800,
+      framing: 'keep',
+      shadow: true,
+    });
+  });
+
+  it('refuses JPEG with transparency, a width out of range or not whole, an unknown format or framing', () => {
+    const bad = (fields: Record<string, unknown>) => () =>
+      parseJobRequest({ mode: 'background', ...fields }, { file });
+    expect(bad({ background: 'transparent', format: 'jpg' })).toThrow(
+      /JPEG has no transparency|jpg has no transparency/,
+    );
+    expect(bad({ max_width: '63' })).toThrow(/max_width/);
+    expect(bad({ max_width: 20000 })).toThrow(/max_width/);
+    expect(bad({ max_width: '800.5' })).toThrow(/max_width/);
+    expect(bad({ format: 'gif' })).toThrow(/format/);
+    expect(bad({ framing: 'left' })).toThrow(/framing/);
+  });
+});

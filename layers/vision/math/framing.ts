@@ -1,0 +1,92 @@
+/**
+ * Framing a car in a studio result: where the car goes in the frame (`framing: center`), and whether the
+ * photo's edge cut it, in which case it keeps its place. Pure functions over matte statistics.
+ */
+import type { Box } from '#vision/math/geometry.ts';
+import { FOREGROUND, type Matte, type MatteStats } from '#vision/math/matte.ts';
+
+export type Edge = 'left' | 'right' | 'top' | 'bottom';
+
+export interface FramingTarget {
+  /** The car's box fills this share of the frame's width (the stated share of `framing: center`). */
+  readonly widthShare: number;
+  /** ...unless its height would then pass this share of the frame's height (a tall van, a portrait photo). */
+  readonly maxHeightShare: number;
+  /** The floor line, where the wheels stand, as a share of the frame's height from the top. */
+  readonly floorLine: number;
+  /**
+   * The car is never enlarged more than this: a small car in a large photo would come out soft. Past it,
+   * it is centred at this scale and fills less of the width.
+   */
+  readonly maxUpscale: number;
+}
+
+/**
+ * 80% of the width with 10% of air each side, as dealer studio shots are composed; wheels at 88% of the
+ * height, which leaves floor in front of the car for its shadow and the reflection of a preset.
+ */
+export const CENTER_FRAMING: FramingTarget = {
+  widthShare: 0.8,
+  maxHeightShare: 0.72,
+  floorLine: 0.88,
+  maxUpscale: 2.5,
+};
+
+/** Where the car goes: every source pixel (x, y) lands at (x * scale + dx, y * scale + dy). */
+export interface Placement {
+  readonly scale: number;
+  readonly dx: number;
+  readonly dy: number;
+}
+
+/**
+ * The placement of `framing: center` in a frame of the photo's size: the car's box scaled to the target
+ * share of the width (height and upscale permitting), its centre on the frame's vertical centre line, its
+ * ground line (the wheels) on the floor line.
+ */
+export function centerPlacement(stats: MatteStats, target: FramingTarget = CENTER_FRAMING): Placement | null {
+  const { box, groundY, width, height } = stats;
+  if (!box) return null;
+  const scale = Math.min(
+    (target.widthShare * width) / box.w,
+    (target.maxHeightShare * height) / box.h,
+    target.maxUpscale,
+  );
+  const dx = width / 2 - (box.x + box.w / 2) * scale;
+  const dy = target.floorLine * height - groundY * scale;
+  return { scale, dx, dy };
+}
+
+/** A box moved by a placement. */
+export function placeBox(box: Box, p: Placement): Box {
+  return { x: box.x * p.scale + p.dx, y: box.y * p.scale + p.dy, w: box.w * p.scale, h: box.h * p.scale };
+}
+
+/**
+ * The photo's edges the car runs into: an edge row or column holding a real run of car (2% of the car's
+ * box on that side, at least 2 pixels), so a stray pixel of the edge's ramp does not count. Such a car is
+ * missing its cut part and is never framed as if it were whole.
+ */
+export function edgesCuttingCar(matte: Matte, stats: MatteStats): Edge[] {
+  const { box } = stats;
+  if (!box) return [];
+  const { width, height, alpha } = matte;
+  const countColumn = (x: number) => {
+    let n = 0;
+    for (let y = box.y; y < box.y + box.h; y++) if (alpha[y * width + x]! >= FOREGROUND) n++;
+    return n;
+  };
+  const countRow = (y: number) => {
+    let n = 0;
+    for (let x = box.x; x < box.x + box.w; x++) if (alpha[y * width + x]! >= FOREGROUND) n++;
+    return n;
+  };
+  const minColumn = Math.max(2, 0.02 * box.h);
+  const minRow = Math.max(2, 0.02 * box.w);
+  const edges: Edge[] = [];
+  if (box.x === 0 && countColumn(0) >= minColumn) edges.push('left');
+  if (box.x + box.w === width && countColumn(width - 1) >= minColumn) edges.push('right');
+  if (box.y === 0 && countRow(0) >= minRow) edges.push('top');
+  if (box.y + box.h === height && countRow(height - 1) >= minRow) edges.push('bottom');
+  return edges;
+}

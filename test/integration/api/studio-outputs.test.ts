@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import sharp from 'sharp';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zipBuffer } from '#aws/zip-archives.ts';
+import {
+  api,
+  evalPhotoForm,
+  hasShared,
+  type RunningServer,
+  SHARED,
+  startServer,
+} from '../support/local-server.ts';
+
+/** A whole car in a 1000 x 750 street photo. */
+const EXTERIOR = 'plates/eu/eu1.jpg';
+
+/** The outputs of issue 26 through the local API, as a client sends them. */
+describe.skipIf(!hasShared)('studio outputs through the API', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  const download = async (url: string) =>
+    Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+
+  it('background transparent gives a PNG cut-out with alpha, max_width scales it and its mask', async () => {
+    const client = api(server, await server.createKey(5));
+    const created = await client.postForm(
+      '/jobs',
+      evalPhotoForm(EXTERIOR, { mode: 'studio_background', background: 'transparent', max_width: '500' }),
+    );
+    expect(created.status).toBe(202);
+    expect(created.body.background).toBe('transparent');
+    const done = await client.waitForJob(created.body.id, 120_000);
+    expect(done.body.status).toBe('success');
+    expect(done.body.url).toMatch(/result\.png$/);
+    expect(done.body.output.composition).toMatchObject({
+      framing: expect.any(String),
+      vehicles: expect.any(Number),
+    });
+    const { data, info } = await sharp(await download(done.body.url))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height, info.channels]).toEqual([500, 375, 4]);
+    const alphaAt = (x: number, y: number) => data[(y * info.width + x) * 4 + 3]!;
+    expect(alphaAt(2, 2)).toBe(0); // the street is gone
+    expect(alphaAt(250, Math.round(375 * 0.7))).toBe(255); // the centred car is there, opaque
+    const mask = await sharp(await download(done.body.background_mask_url)).metadata();
+    expect([mask.width, mask.height]).toEqual([500, 375]);
+  });
+
+  it('format webp on plate, and JPEG with transparency refused with the error body', async () => {
+    const client = api(server, await server.createKey(5));
+    const refused = await client.postForm(
+      '/jobs',
+      evalPhotoForm(EXTERIOR, { mode: 'background', background: 'transparent', format: 'jpg' }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 400, result: false, message: expect.stringMatching(/jpg/) });
+    const created = await client.postForm(
+      '/jobs',
+      evalPhotoForm(EXTERIOR, { mode: 'plate', format: 'webp' }),
+    );
+    const done = await client.waitForJob(created.body.id, 120_000);
+    expect(done.body.url).toMatch(/result\.webp$/);
+    expect((await sharp(await download(done.body.url)).metadata()).format).toBe('webp');
+  });
+
+  it('a batch takes the options and background_file of a job for each photo', async () => {
+    const client = api(server, await server.createKey(5));
+    const archive = await zipBuffer([
+      { name: 'car.jpg', data: readFileSync(path.join(SHARED, 'eval', EXTERIOR)), compress: false },
+    ]);
+    const form = new FormData();
+    for (const [name, value] of Object.entries({ mode: 'background', format: 'png', max_width: '400' }))
+      form.append(name, value);
+    const red = await sharp({ create: { width: 64, height: 48, channels: 3, background: '#d01010' } })
+      .png()
+      .toBuffer();
+    form.append('background_file', new Blob([red], { type: 'image/png' }), 'red.png');
+    form.append('archive', new Blob([archive], { type: 'application/zip' }), 'photos.zip');
+    const created = await client.postForm('/batches', form);
+    expect(created.status).toBe(202);
+    expect(created.body.batch.background).toBe('custom');
+    const id = created.body.batch.id as string;
+    let batch: { status: string; items: Array<{ status: string; result: string | null }> };
+    for (const deadline = Date.now() + 120_000; ; ) {
+      batch = (await client.get(`/batches/${id}`)).body.batch;
+      if (batch.status === 'completed' || Date.now() > deadline) break;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    }
+    expect(batch.items[0], JSON.stringify(batch.items[0])).toMatchObject({
+      status: 'succeeded',
+      result: expect.stringMatching(/result\.png$/),
+    });
+    const { data, info } = await sharp(await download(batch.items[0]!.result!))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect(info.width).toBe(400);
+    expect([data[0]! > 150, data[1]! < 80, data[2]! < 80]).toEqual([true, true, true]);
+  });
+});

@@ -1,0 +1,192 @@
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import type { ObjectDetector } from '#vision/car-detector.ts';
+import { encodeResult } from '#vision/image-io.ts';
+import { CENTER_FRAMING, centerPlacement, edgesCuttingCar, placeBox } from '#vision/math/framing.ts';
+import type { Box } from '#vision/math/geometry.ts';
+import { mainCarChoice } from '#vision/math/main-subject.ts';
+import { type Matte, matteStats } from '#vision/math/matte.ts';
+import { type ReplaceBackgroundParams, replaceBackground } from '#vision/operations/background.ts';
+import type { Segmenter } from '#vision/segmenter.ts';
+
+const W = 320;
+const H = 200;
+
+/** A grey street 320 x 200 with a red "car" in `car`; the fake segmenter paints exactly that box. */
+const photo = (car: Box) =>
+  sharp({ create: { width: W, height: H, channels: 3, background: '#707070' } })
+    .composite([
+      {
+        input: { create: { width: car.w, height: car.h, channels: 3, background: '#c00000' } },
+        left: car.x,
+        top: car.y,
+      },
+    ])
+    .jpeg({ quality: 95 })
+    .toBuffer();
+
+const segmenterOf = (car: Box): Segmenter => {
+  const paint = async (image: { width: number; height: number }): Promise<Matte> => {
+    const alpha = new Uint8Array(image.width * image.height);
+    for (let y = car.y; y < car.y + car.h; y++)
+      alpha.fill(255, y * image.width + car.x, y * image.width + car.x + car.w);
+    return { width: image.width, height: image.height, alpha };
+  };
+  return { modelVersion: 'fake', segment: paint, modelMatte: paint, toPhotoSize: async (m) => m };
+};
+const carsAt = (...boxes: Box[]): ObjectDetector => ({
+  modelVersion: 'fake',
+  detect: async () => boxes.map((box) => ({ classId: 2, score: 0.9, box })),
+});
+
+const params = (extra: Partial<ReplaceBackgroundParams> = {}): ReplaceBackgroundParams => ({
+  background: 'studio',
+  plateColor: '#141414',
+  plateSmoothing: true,
+  plateMaskOnly: false,
+  ...extra,
+});
+
+const raw = async (bytes: Buffer) => sharp(bytes).raw().toBuffer({ resolveWithObject: true });
+const boxOfMatte = async (png: Buffer) => {
+  const { data, info } = await raw(png);
+  const alpha = new Uint8Array(info.width * info.height);
+  for (let i = 0; i < alpha.length; i++) alpha[i] = data[i * info.channels]!;
+  return matteStats({ width: info.width, height: info.height, alpha });
+};
+
+const SMALL_LEFT: Box = { x: 20, y: 90, w: 100, h: 50 };
+
+describe('background: transparent', () => {
+  it('gives a PNG whose alpha is the car: opaque on it, clear everywhere else, no shadow unless asked', async () => {
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(SMALL_LEFT) },
+      await photo(SMALL_LEFT),
+      params({ background: 'transparent' }),
+      null,
+    );
+    expect(result.contentType).toBe('image/png');
+    const { data, info } = await raw(result.image);
+    expect(info.channels).toBe(4);
+    const alphaAt = (x: number, y: number) => data[(y * info.width + x) * 4 + 3];
+    expect(alphaAt(70, 115)).toBe(255);
+    expect(alphaAt(200, 20)).toBe(0);
+    // Just under the wheels: nothing without a shadow.
+    expect(alphaAt(70, SMALL_LEFT.y + SMALL_LEFT.h + 1)).toBe(0);
+  });
+
+  it('with shadow: true, a soft dark shadow on alpha under the car, and WEBP keeps the alpha', async () => {
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(SMALL_LEFT) },
+      await photo(SMALL_LEFT),
+      params({ background: 'transparent', shadow: true, format: 'webp' }),
+      null,
+    );
+    expect(result.contentType).toBe('image/webp');
+    const { data, info } = await raw(result.image);
+    expect(info.channels).toBe(4);
+    const under = (SMALL_LEFT.y + SMALL_LEFT.h) * info.width + 40;
+    expect(data[under * 4 + 3]).toBeGreaterThan(20);
+    expect(data[under * 4]).toBeLessThan(40);
+  });
+});
+
+describe('format and max_width', () => {
+  it('encodes as asked, never wider than max_width, the matte at the same size', async () => {
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(SMALL_LEFT) },
+      await photo(SMALL_LEFT),
+      params({ format: 'png', maxWidth: 160 }),
+      null,
+    );
+    expect(result.contentType).toBe('image/png');
+    expect([result.width, result.height]).toEqual([160, 100]);
+    const meta = await sharp(result.image).metadata();
+    expect([meta.format, meta.width, meta.height]).toEqual(['png', 160, 100]);
+    expect((await sharp(result.matte).metadata()).width).toBe(160);
+  });
+
+  it('never enlarges, and a JPEG of a 4-channel image is put on white', async () => {
+    const rgba = {
+      width: 4,
+      height: 2,
+      channels: 4 as const,
+      format: 'image/png' as const,
+      pixels: Buffer.alloc(32, 0),
+    };
+    const jpeg = await encodeResult(rgba, { format: 'jpg', maxWidth: 100 });
+    expect([jpeg.contentType, jpeg.width]).toEqual(['image/jpeg', 4]);
+    const { data } = await raw(jpeg.data);
+    expect(data[0]).toBeGreaterThan(240);
+  });
+});
+
+describe('framing: center', () => {
+  it('puts a small car at the far left in the middle, 80% of the width, wheels on the floor line', async () => {
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(SMALL_LEFT), cars: carsAt(SMALL_LEFT) },
+      await photo(SMALL_LEFT),
+      params({ framing: 'center' }),
+      null,
+    );
+    expect(result.composition).toMatchObject({ framing: 'center', car_cut_by_edge: [], vehicles: 1 });
+    const { box, groundY } = await boxOfMatte(result.matte);
+    const centre = box!.x + box!.w / 2;
+    expect(Math.abs(centre - W / 2) / W).toBeLessThan(0.03);
+    expect(box!.w / W).toBeCloseTo(CENTER_FRAMING.widthShare, 1);
+    expect(Math.abs(groundY - CENTER_FRAMING.floorLine * H)).toBeLessThanOrEqual(2);
+    // The car's pixels came along: red where the matte is solid.
+    const { data, info } = await raw(result.image);
+    const o = (Math.round(groundY - 10) * info.width + Math.round(centre)) * 3;
+    expect(data[o]! - data[o + 1]!).toBeGreaterThan(120);
+  });
+
+  it('keeps a car cut by the photo’s edge where it is, and says so', async () => {
+    const cut: Box = { x: 0, y: 90, w: 120, h: 50 };
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(cut), cars: carsAt(cut) },
+      await photo(cut),
+      params({ framing: 'center' }),
+      null,
+    );
+    expect(result.composition.framing).toBe('keep');
+    expect(result.composition.car_cut_by_edge).toEqual(['left']);
+    expect(result.composition.notes.join(' ')).toMatch(/left edge cuts the car/);
+    expect((await boxOfMatte(result.matte)).box).toMatchObject({ x: 0, w: 120 });
+  });
+});
+
+describe('the main car among equals', () => {
+  it('keeps the more central of two equal cars and says so', async () => {
+    const left: Box = { x: 10, y: 60, w: 140, h: 70 };
+    const right: Box = { x: 160, y: 60, w: 140, h: 70 };
+    // The right one is nearer the centre (160 + 70 = 230 vs 80: 70 px from 160 vs 80 px).
+    expect(mainCarChoice([left, right], { width: W, height: H })).toEqual({ box: right, ambiguous: true });
+    expect(mainCarChoice([left, { ...right, w: 60, h: 30 }], { width: W, height: H }).ambiguous).toBe(false);
+  });
+});
+
+describe('framing math', () => {
+  const stats = (box: Box) => {
+    const alpha = new Uint8Array(W * H);
+    for (let y = box.y; y < box.y + box.h; y++) alpha.fill(255, y * W + box.x, y * W + box.x + box.w);
+    const matte = { width: W, height: H, alpha };
+    return { matte, stats: matteStats(matte) };
+  };
+
+  it('caps the enlargement of a tiny car and the height of a tall one', () => {
+    const tiny = stats({ x: 10, y: 10, w: 20, h: 10 }).stats;
+    expect(centerPlacement(tiny)!.scale).toBe(CENTER_FRAMING.maxUpscale);
+    const tall = stats({ x: 100, y: 10, w: 100, h: 180 }).stats;
+    const placed = placeBox(tall.box!, centerPlacement(tall)!);
+    expect(placed.h / H).toBeCloseTo(CENTER_FRAMING.maxHeightShare, 5);
+    expect(placed.x + placed.w / 2).toBeCloseTo(W / 2, 5);
+  });
+
+  it('counts an edge only where a real run of the car meets it', () => {
+    const whole = stats({ x: 1, y: 50, w: 200, h: 100 });
+    expect(edgesCuttingCar(whole.matte, whole.stats)).toEqual([]);
+    const corner = stats({ x: 200, y: 120, w: 120, h: 80 });
+    expect(edgesCuttingCar(corner.matte, corner.stats)).toEqual(['right', 'bottom']);
+  });
+});
