@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { BatchInputSchema } from '#core/batches/input.ts';
 import { endpointContract, json, location } from '#http/openapi/generator.ts';
-import { Batch, colourValues, documented } from '#http/schemas.ts';
+import { Batch, documented } from '#http/schemas.ts';
 
 const batch = BatchInputSchema.shape;
 documented(batch.upload_id, {
