@@ -40,7 +40,7 @@ export const CLOSE_UP_MIN_WIDTH = 0.2;
 export const CAR_LOOKS = 3;
 export const CAR_MIN_SCORE = 0.35;
 /** Text lines searched for when nothing is confirmed: the area's long side read at most this large. */
-export const TEXT_SEARCH_MAX_SIDE = 960;
+export const TEXT_SEARCH_MAX_SIDE = 640;
 /** At most this many plate-shaped text lines (best detection score first) are read in that search. */
 export const TEXT_ALONE_LINES = 8;
 
