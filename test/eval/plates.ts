@@ -144,7 +144,13 @@ export function ruleGrid(): PlateRule[] {
     for (const minAspect of [PLATE_RULE.minAspect, 0]) {
       for (const maxOutside of [PLATE_RULE.maxOutside, Number.POSITIVE_INFINITY]) {
         for (const stackedWithin of [STACKED_WITHIN, 0]) {
-          rules.push({ threshold: Number(t.toFixed(2)), minAspect, maxOutside, stackedWithin });
+          rules.push({
+            ...PLATE_RULE,
+            threshold: Number(t.toFixed(2)),
+            minAspect,
+            maxOutside,
+            stackedWithin,
+          });
         }
       }
     }

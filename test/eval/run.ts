@@ -2,6 +2,8 @@
  * `npm run eval`: how the models do on the labelled real photos of ../shared/eval (see its README).
  * 1. Plates (plates.csv): per region, held-out recall, false fills and wheel-like fills with intervals
  *    (test/eval/plates.ts).
+ * 1b. Plates, leave one source out (eu, us, br, ro, in; interiors and side views without plates): the
+ *    rule chosen on the other sources, figures on the one held out (test/eval/plate-sources.ts).
  * 2. analyze: held-out figures per source with 95% intervals and the 800 rate per source
  *    (test/eval/analysis.ts).
  * 3. Backgrounds: proxies per source before and after the main-car step (test/eval/backgrounds.ts), and
@@ -15,6 +17,7 @@ import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
 import { evalBackgrounds } from './backgrounds.ts';
 import { writeContactSheet } from './contact-sheet.ts';
+import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -25,9 +28,13 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   console.log(`No evaluation data at ${evalDir} (see ../shared/eval/README.md): nothing to evaluate.`);
 } else {
   const models = modelCache({});
-  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, analysis, backgrounds) runs only those parts.
-  const parts = new Set((process.env.PHOTO_JOBS_EVAL ?? 'plates,analysis,backgrounds').split(','));
+  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds) runs only
+  // those parts.
+  const parts = new Set(
+    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds').split(','),
+  );
   if (parts.has('plates')) await evalPlates(evalDir, models);
+  if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
   if (parts.has('analysis')) await evalAnalysis(evalDir, outDir);
   if (parts.has('backgrounds')) {
     const results = await evalBackgrounds(evalDir, models);

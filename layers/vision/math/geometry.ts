@@ -122,3 +122,13 @@ export function nonMaxSuppression(
   }
   return kept;
 }
+
+/** An axis-aligned box as a quad, corners clockwise from the top-left. */
+export function boxQuad(b: Box): Quad {
+  return [
+    { x: b.x, y: b.y },
+    { x: b.x + b.w, y: b.y },
+    { x: b.x + b.w, y: b.y + b.h },
+    { x: b.x, y: b.y + b.h },
+  ];
+}

@@ -22,12 +22,51 @@ export const LOOK_WIDTH = 384;
  */
 export const LOOK_MIN_CROP = LOOK_WIDTH;
 
+/**
+ * The second signal: plates carry text. A line of text read in or around a candidate, with how much the
+ * reading and the line's outline look like a plate's (`plateText` in ocr.ts; 0: not at all).
+ */
+export interface TextEvidence {
+  /** The text line's box, in source pixels: the fill covers it too (the union of both outlines). */
+  readonly box: Box;
+  /** Letters and digits read, upper-case. */
+  readonly characters: string;
+  readonly score: number;
+}
+
+/** A proposal of the shrunk pass is kept only if at least this share of the photo's width (a close-up). */
+export const CLOSE_UP_MIN_WIDTH = 0.2;
+/** The detector also reads inside this many vehicles (largest first) at up to 640 px. */
+export const CAR_LOOKS = 3;
+export const CAR_MIN_SCORE = 0.35;
+/** Text lines searched for when nothing is confirmed: the area's long side read at most this large. */
+export const TEXT_SEARCH_MAX_SIDE = 640;
+/** At most this many plate-shaped text lines (best detection score first) are read in that search. */
+export const TEXT_ALONE_LINES = 8;
+
+/**
+ * Where text is read on a proposal: its box grown by a tenth of its width and a fifth of its height
+ * (a detector box often clips the first or last character), clipped to the photo.
+ */
+export function textReadBox(box: Box, image: Size): Box {
+  const x = Math.max(0, box.x - box.w * 0.1);
+  const y = Math.max(0, box.y - box.h * 0.2);
+  const x1 = Math.min(image.width, box.x + box.w * 1.1);
+  const y1 = Math.min(image.height, box.y + box.h * 1.2);
+  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
+}
+
 /** One proposal with its three scores; `quad` is the close look's when it found the plate again. */
 export interface PlateCandidate {
   readonly quad: Quad;
   readonly box: Box;
-  /** Score of the whole-photo pass, of the close look, of the mirrored close look (0: not found again). */
+  /**
+   * Score of the whole-photo pass, of the close look, of the mirrored close look (0: not found again).
+   * All 0 for a plate-shaped text line the detector did not propose (`text` alone).
+   */
   readonly scores: readonly [number, number, number];
+  /** The text read on the candidate, when it was read (only where it can change the decision). */
+  readonly text?: TextEvidence;
 }
 
 export interface PlateRule {
@@ -51,6 +90,16 @@ export interface PlateRule {
    * the looks took for a plate. A plate of another car is smaller and off to a side, never in the column.
    */
   readonly stackedWithin: number;
+  /**
+   * A proposal of the detector that fails `threshold` is still a plate when the text read on it scores at
+   * least this (`plateText`: 4-9 letters and digits, plate outline); above 1 turns the text signal off.
+   */
+  readonly textConfirms: number;
+  /**
+   * A plate-shaped text line the detector did not propose at all is a plate when its reading scores at
+   * least this; above 1: never. Looked for only when nothing else is filled.
+   */
+  readonly textAlone: number;
 }
 
 /**
@@ -63,6 +112,8 @@ export const PLATE_RULE: PlateRule = {
   minAspect: 1.2,
   maxOutside: 0.25,
   stackedWithin: 3,
+  textConfirms: 0.8,
+  textAlone: 0.9,
 };
 
 /** Where the close look at a proposal crops, in source pixels (clipped to the photo by the detector). */
@@ -102,10 +153,18 @@ export function outsideShare(box: Box, image: Size): number {
   return Math.max(box.w > 0 ? outX / box.w : 1, box.h > 0 ? outY / box.h : 1);
 }
 
+/** Whether the detector's looks, or else the text read on the candidate, confirm it under `rule`. */
+export function confirmed(candidate: PlateCandidate, rule: PlateRule = PLATE_RULE): boolean {
+  if (plateScore(candidate) >= rule.threshold) return true;
+  const text = candidate.text?.score ?? 0;
+  const proposed = candidate.scores[0] > 0;
+  return text > 0 && text >= (proposed ? rule.textConfirms : rule.textAlone);
+}
+
 export function isPlate(candidate: PlateCandidate, image: Size, rule: PlateRule = PLATE_RULE): boolean {
   const { box } = candidate;
   return (
-    plateScore(candidate) >= rule.threshold &&
+    confirmed(candidate, rule) &&
     box.h > 0 &&
     box.w / box.h >= rule.minAspect &&
     outsideShare(box, image) <= rule.maxOutside
@@ -128,20 +187,39 @@ export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCan
     if (g.length === 1) return g[0]!;
     const best = g.reduce((a, b) => (b.scores[1] > a.scores[1] ? b : a));
     const max = (i: number) => Math.max(...g.map((m) => m.scores[i]!));
-    return { quad: best.quad, box: best.box, scores: [max(0), max(1), max(2)] as const };
+    const texts = g.flatMap((m) => (m.text ? [m.text] : []));
+    const text = texts.length > 0 ? texts.reduce((a, b) => (b.score > a.score ? b : a)) : undefined;
+    return {
+      quad: best.quad,
+      box: best.box,
+      scores: [max(0), max(1), max(2)] as const,
+      ...(text ? { text } : {}),
+    };
   });
 }
 
-/** The candidates that pass `rule`, best first, overlapping ones merged into the best. */
+/**
+ * The candidates that pass `rule`, best first, overlapping ones merged into the best. Text lines the
+ * detector did not propose count only when no proposal passes: they are looked for only then.
+ */
 export function selectPlates(
   candidates: readonly PlateCandidate[],
   image: Size,
   rule: PlateRule = PLATE_RULE,
 ): PlateCandidate[] {
+  const proposed = pickPlates(
+    candidates.filter((c) => c.scores[0] > 0),
+    image,
+    rule,
+  );
+  return proposed.length > 0 ? proposed : pickPlates(candidates, image, rule);
+}
+
+function pickPlates(candidates: readonly PlateCandidate[], image: Size, rule: PlateRule): PlateCandidate[] {
   const kept: PlateCandidate[] = [];
   const sorted = mergeCandidates(candidates)
     .filter((c) => isPlate(c, image, rule))
-    .sort((a, b) => plateScore(b) - plateScore(a));
+    .sort((a, b) => rank(b) - rank(a));
   for (const c of sorted) {
     if (kept.every((k) => boxIoU(k.box, c.box) <= 0.3 && !stacked(k.box, c.box, rule.stackedWithin))) {
       kept.push(c);
@@ -149,6 +227,9 @@ export function selectPlates(
   }
   return kept;
 }
+
+/** Best first: the detector's score, a text reading breaking ties (text-only candidates come last). */
+const rank = (c: PlateCandidate) => plateScore(c) + (c.text?.score ?? 0) * 1e-3;
 
 /** Whether `weaker` lies in `better`'s column, its centre within `heights` of `better`'s heights. */
 export function stacked(better: Box, weaker: Box, heights: number): boolean {

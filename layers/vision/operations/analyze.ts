@@ -22,7 +22,7 @@ import { type DecodedImage, openSource } from '../image-io.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import type { PlateDetector } from '../plate-detector.ts';
-import { plateDetector } from './plate.ts';
+import { lpdDetector } from './plate.ts';
 
 export interface AnalyzeModels {
   readonly cars: ObjectDetector;
@@ -43,7 +43,7 @@ export const featureExtractor = (models: ModelCache): Promise<FeatureExtractor> 
 export async function analyzeModels(models: ModelCache): Promise<AnalyzeModels> {
   const [cars, plates, features] = await Promise.all([
     carDetector(models),
-    plateDetector(models),
+    lpdDetector(models),
     featureExtractor(models),
   ]);
   return { cars, plates, features };

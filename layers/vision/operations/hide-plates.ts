@@ -6,6 +6,7 @@ import {
   openSource,
   type ResultType,
 } from '#vision/image-io.ts';
+import { boxQuad } from '#vision/math/geometry.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
@@ -32,7 +33,8 @@ export interface HidePlatesResult {
 /**
  * Hide every license plate of a photo under a solid colour.
  * 1. Open the source: format from its bytes, size after EXIF orientation (415 / 400 otherwise).
- * 2. Detect plates; none is PlateNotFoundError (803), never an unchanged photo. The result needs every
+ * 2. Detect plates (the detector's looks, or a plate-shaped text line with a plate-like reading); none
+ *    is PlateNotFoundError (803), never an unchanged photo. The result needs every
  *    pixel, so the whole decode starts at once and runs beside the whole-photo pass, which reads a
  *    shrink-on-load decode of a large photo (`besideWhole`); the close looks read the whole decode.
  * 3. Fill each plate's quadrilateral, following its perspective.
@@ -53,7 +55,8 @@ export async function hidePlates(
   const decoded = await whole;
   fillPlates(
     decoded,
-    plates.map((p) => p.quad),
+    // The union of both outlines: the detector's quad and, where text confirmed it, the text line's box.
+    plates.flatMap((p) => (p.text ? [p.quad, boxQuad(p.text.box)] : [p.quad])),
     { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
   );
   const { data, contentType, width, height } = await encodeResult(decoded, params);

@@ -1,13 +1,40 @@
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import { locateModel } from '#models/locate.ts';
 import { extensionOf } from '#vision/image-io.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
+import { createTextReader, type TextReader } from '../text-reader.ts';
+import { carDetector } from './analyze.ts';
 import { hidePlates } from './hide-plates.ts';
 
-export const plateDetector = (models: ModelCache): Promise<PlateDetector> =>
-  models.get('plate-detector', 'lpd-yunet', (file) =>
+/** PP-OCRv4's detector, recogniser and dictionary; any of them missing is ModelUnavailableError. */
+export const textReader = (models: ModelCache): Promise<TextReader> =>
+  models.get('text-reader', 'ppocr-det', async (detector) =>
+    createTextReader(
+      {
+        detector,
+        recogniser: await locateModel('ppocr-rec', { searchDirs: models.searchDirs }),
+        dictionary: await locateModel('ppocr-keys', { searchDirs: models.searchDirs }),
+      },
+      { intraOpNumThreads: models.threads },
+    ),
+  );
+
+/** LPD-YuNet alone: its single pass is what the analysis head was fitted on (`PlateDetector.detect`). */
+export const lpdDetector = (models: ModelCache): Promise<PlateDetector> =>
+  models.get('lpd-detector', 'lpd-yunet', (file) =>
     createPlateDetector(file, { intraOpNumThreads: models.threads }),
+  );
+
+/** LPD-YuNet with both helpers: NanoDet's cars to look inside, and the text signal. */
+export const plateDetector = (models: ModelCache): Promise<PlateDetector> =>
+  models.get('plate-detector', 'lpd-yunet', async (file) =>
+    createPlateDetector(file, {
+      intraOpNumThreads: models.threads,
+      carDetector: await carDetector(models),
+      textReader: await textReader(models),
+    }),
   );
 
 /** `plate`: every detected plate filled with the plate colour. */

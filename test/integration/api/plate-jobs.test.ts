@@ -14,6 +14,8 @@ import {
 } from '../support/local-server.ts';
 
 const PLATE_PHOTO = { file: 'plates/eu/eu1.jpg', box: { x: 396, y: 340, w: 203, h: 46 } };
+// A Romanian dashcam frame of ../shared/eval/extra (the label's box rounded inwards).
+const RO_FRAME = { file: 'extra/plates-ro/ro-0005.jpg', box: { x: 650, y: 338, w: 65, h: 17 } };
 // An interior shot: no plate in view.
 const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 const FILL = '#ff00ff';
@@ -80,6 +82,19 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     expect(meta.format).toBe('jpeg');
     expect(meta.exif).toBeUndefined();
     expect(await coverage(image, PLATE_PHOTO.box)).toBeGreaterThan(0.85);
+  });
+
+  it('hides the plate of a car ahead in a dashcam frame from a source no rule was first chosen on', async () => {
+    const client = api(server, await server.createKey(5));
+    const created = await client.postForm(
+      '/jobs',
+      evalPhotoForm(RO_FRAME.file, { mode: 'plate', plate_color: FILL }),
+    );
+    const done = await client.waitForJob(created.body.id);
+    expect(done.body).toMatchObject({ status: 'success', code: 200 });
+    expect(done.body.output.model_version.plate_detector).toMatch(/\+ppocr-v4/);
+    const image = Buffer.from(await (await fetch(`${server.origin}${done.body.url}`)).arrayBuffer());
+    expect(await coverage(image, RO_FRAME.box)).toBeGreaterThan(0.6);
   });
 
   it('reuses the inference for the same bytes and parameters, and says so', async () => {

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deriveDynamicLpdYunet } from '#models/derive-lpd-yunet.ts';
 import { fetchModels, MAX_REDIRECTS, modelStatuses, sourceUrl } from '#models/fetch.ts';
+import { npmModelDirs, npmModelFile } from '#models/locate.ts';
 import { MODELS, type ModelId, type ModelManifest } from '#models/manifest.ts';
 
 const SHARED_MODELS = path.resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'models');
@@ -209,6 +210,44 @@ describe.skipIf(!hasSharedModels)('fetching from a loopback mirror of the real f
     );
     expect(derived.length).toBe(MODELS['lpd-yunet'].bytes);
     expect(createHash('sha256').update(derived).digest('hex')).toBe(MODELS['lpd-yunet'].sha256);
+  });
+});
+
+const OCR: ModelId[] = ['ppocr-det', 'ppocr-rec', 'ppocr-keys'];
+const ocrInPackage = OCR.every((id) => {
+  const npmFile = (MODELS[id] as ModelManifest).npmFile;
+  return npmFile !== undefined && npmModelFile(npmFile) !== null;
+});
+
+describe.skipIf(!ocrInPackage)('the text models shipped in an npm package', () => {
+  it('are copied from the package into the cache, checked, with nothing downloaded', async () => {
+    let called = false;
+    const spy = (async () => {
+      called = true;
+      throw new Error('must not be called');
+    }) as unknown as typeof fetch;
+    const found = await fetchModels({ ...only(), fetch: spy }, OCR);
+    expect([...found.values()]).toEqual(OCR.map((id) => path.join(cacheDir, MODELS[id].file)));
+    expect(called).toBe(false);
+    expect(
+      createHash('sha256')
+        .update(await readFile(found.get('ppocr-rec')!))
+        .digest('hex'),
+    ).toBe(MODELS['ppocr-rec'].sha256);
+  });
+
+  it('are found where npm put them by a running service, verified like any other', async () => {
+    const statuses = await modelStatuses(cacheDir, OCR, npmModelDirs());
+    expect(statuses.map((s) => s.file && path.basename(s.file))).toEqual(OCR.map((id) => MODELS[id].file));
+  });
+});
+
+describe('a text model whose package is not installed', () => {
+  it('is not looked for there, and without a mirror its fetch fails naming the model', async () => {
+    expect(npmModelFile({ package: '@photo-jobs/no-such-package', path: 'assets/x.onnx' })).toBeNull();
+    if (ocrInPackage) return;
+    await expect(fetchModels(only(), ['ppocr-det'])).rejects.toThrow(/ppocr-det: .*no mirror named/);
+    expect(await readdir(cacheDir)).toEqual([]);
   });
 });
 

@@ -123,3 +123,28 @@ describe('stacking gate', () => {
     expect(stacked(plate.box, { ...sign.box, y: 420 + 18 + 3 * 36 - 1 - 15.5 }, 3)).toBe(true);
   });
 });
+
+describe('the text signal', () => {
+  const box = { x: 500, y: 400, w: 120, h: 30 };
+  const text = (score: number) => ({ box, characters: 'AB1234', score });
+  it('fills a proposal the detector does not confirm when its text reads like a plate', () => {
+    const weak = candidate(box, [0.2, 0.1, 0]);
+    expect(isPlate(weak, photo)).toBe(false);
+    expect(isPlate({ ...weak, text: text(0.95) }, photo)).toBe(true);
+    expect(isPlate({ ...weak, text: text(0) }, photo)).toBe(false);
+  });
+
+  it('fills a plate-shaped line the detector never proposed only when no proposal passes, and at a higher bar', () => {
+    const line = { ...candidate(box, [0, 0, 0]), text: text(PLATE_RULE.textAlone) };
+    const unsure = { ...candidate(box, [0, 0, 0]), text: text(PLATE_RULE.textConfirms) };
+    expect(selectPlates([line], photo)).toEqual([line]);
+    expect(selectPlates([unsure], photo)).toEqual([]);
+    const plate = candidate({ x: 100, y: 100, w: 120, h: 30 }, [0.8, 0.8, 0.8]);
+    expect(selectPlates([plate, line], photo)).toEqual([plate]);
+  });
+
+  it('turns off with thresholds above 1', () => {
+    const weak = { ...candidate(box, [0.2, 0.1, 0]), text: text(1) };
+    expect(isPlate(weak, photo, { ...PLATE_RULE, textConfirms: 1.01, textAlone: 1.01 })).toBe(false);
+  });
+});
