@@ -1,5 +1,6 @@
 import { resultPath } from '../jobs/envelope.ts';
 import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import { outputKindOf } from '../jobs/operations.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
 
@@ -68,8 +69,7 @@ export async function runInference(
     ...(order.ownerId ? { tenant: order.ownerId } : {}),
   });
   const output: JobOutput = {
-    output_kind:
-      order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
+    output_kind: outputKindOf(order.operation),
     inference_cached: result.inferenceCached,
     model_version: result.modelVersion,
   };
