@@ -33,7 +33,7 @@ const dynaliteValidations = requireDynalite('dynalite/validations') as {
   checkValidations(data: unknown, types: object, custom: unknown, store: DynaliteStore): void;
 };
 // dynalite's list (index.js): what its server accepts.
-const OPERATIONS = [
+const DYNAMODB_ACTIONS = [
   'BatchGetItem',
   'BatchWriteItem',
   'CreateTable',
@@ -103,7 +103,7 @@ function dynaliteEngine(dataDir: string | undefined) {
   // 0 ms: tables go ACTIVE on the next tick instead of after dynalite's 500 ms default.
   const store = dynaliteDb.create({ path: dataDir, createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
   const actions = new Map(
-    OPERATIONS.map((op) => {
+    DYNAMODB_ACTIONS.map((op) => {
       const name = op[0]!.toLowerCase() + op.slice(1);
       return [
         op,
@@ -413,7 +413,7 @@ export async function startLocalDynamo(opts: {
   async function answer(req: http.IncomingMessage, text: string): Promise<object> {
     const [api, op = ''] = String(req.headers['x-amz-target'] ?? '').split('.');
     const transaction = api === TARGET.slice(0, -1) ? transactions[op] : undefined;
-    if (!transaction && (!API_VERSIONS.includes(api ?? '') || !OPERATIONS.includes(op)))
+    if (!transaction && (!API_VERSIONS.includes(api ?? '') || !DYNAMODB_ACTIONS.includes(op)))
       throw new DynamoError(400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
     if (!String(req.headers.authorization ?? '').startsWith('AWS4-')) {
       throw new DynamoError(400, {

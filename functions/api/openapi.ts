@@ -47,10 +47,10 @@ export const ENDPOINTS = [
 ] as const;
 
 /** Every route of the document, keyed `METHOD path` without the `/api/v1` prefix. */
-export const OPERATIONS = Object.assign({}, ...ENDPOINTS.map((endpoint) => endpoint.operations)) as Record<
-  string,
-  (typeof ENDPOINTS)[number]['operations'][string]
->;
+export const ROUTE_CONTRACTS = Object.assign(
+  {},
+  ...ENDPOINTS.map((endpoint) => endpoint.operations),
+) as Record<string, (typeof ENDPOINTS)[number]['operations'][string]>;
 
 type Endpoint = (typeof ENDPOINTS)[number];
 type Intersection<U> = (U extends unknown ? (part: U) => void : never) extends (all: infer I) => void

@@ -217,7 +217,7 @@ const webhookSetting = (url: string): Json => ({
   webhook_enabled: Boolean(url),
 });
 
-/** Keyed like OPERATIONS (layers/http/openapi/): `METHOD path` without the `/api/v1` prefix. */
+/** Keyed like ROUTE_CONTRACTS (functions/api/openapi.ts) (layers/http/openapi/): `METHOD path` without the `/api/v1` prefix. */
 export const OPERATION_EXAMPLES: Record<string, OperationExamples> = {
   'POST /jobs': {
     request: {

@@ -15,13 +15,14 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import {
+  BACKGROUND_PRESETS,
   BACKGROUNDS,
   FRAMINGS,
   JOB_STAGES,
   JOB_STATUSES,
   MAX_WIDTH_RANGE,
-  OPERATIONS,
 } from '#core/jobs/job.ts';
+import { credits, modeDescription, OPERATION_NAMES, PRICES } from '#core/jobs/operations.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 
@@ -70,11 +71,7 @@ const booleanValues = {
 
 const job = JobInputSchema.shape;
 documented(job.mode, {
-  description:
-    'The operation. `plate` hides the licence plate; `background` replaces the background without ' +
-    'hiding the plate; `studio_background` replaces it with a preset, `background_file` or the key’s ' +
-    'stored background; `plate_mask` and `background_mask` return the mask only; `analyze` classifies ' +
-    'the photo (1 credit; every other operation costs 5).',
+  description: modeDescription(),
 });
 documented(job.url, {
   description:
@@ -189,7 +186,7 @@ export const JobStatus = z
     'Job status. `queued` → `processing` → `success` or `failed`; `cancelled` by the owner. Clients stop ' +
       'polling on `success`, `failed` or `cancelled`.',
   );
-const Operation = z.enum(OPERATIONS).describe('The operation (`mode` of the job input).');
+const Operation = z.enum(OPERATION_NAMES).describe('The operation (`mode` of the job input).');
 const JobStage = z
   .enum(JOB_STAGES)
   .describe(
@@ -302,7 +299,9 @@ export const Job = z
     operation: Operation,
     stage: JobStage,
     cancel_requested: z.boolean().describe('Cooperative cancellation of a processing job was requested.'),
-    cost_credits: z.number().describe('Credits charged or reserved: 5, or 1 for `analyze`.'),
+    cost_credits: z
+      .number()
+      .describe(`Credits charged or reserved: ${PRICES.edit}, or ${PRICES.analysis} for \`analyze\`.`),
     attempts: z.int().describe('Workflow executions started for this job.'),
     created_at: timestamp,
     started_at: timestamp.nullable(),
@@ -407,7 +406,7 @@ export const Batch = z
       .nullable()
       .describe(
         'Why it is paused: `requested` by its owner, `insufficient_credits` (a photo could not reserve its ' +
-          '5 credits; top up and resume), `too_many_jobs` (the account’s other jobs hold every slot).',
+          `${credits(PRICES.edit)}; top up and resume), \`too_many_jobs\` (the account’s other jobs hold every slot).`,
       ),
     mode: z.enum(BATCH_OPERATIONS),
     background: z.enum([...BACKGROUNDS, 'custom']).nullable(),

@@ -1,5 +1,5 @@
 import { ModelUnavailableError } from '#core/errors.ts';
-import type { Operation } from '#core/jobs/job.ts';
+import { OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
 import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
 import { HEADS, MODELS, type ModelId } from '#models/manifest.ts';
 import { type ModelCache, type ModelOptions, modelCache } from './models.ts';
@@ -12,10 +12,11 @@ import { plateOperation } from './operations/plate.ts';
 type OperationImpl = (models: ModelCache, input: OperationInput) => Promise<OperationResult>;
 
 /**
- * One module per operation under ./operations. Total over the domain's list, so that an operation added
- * there fails the typecheck here until it has its implementation (CONTRIBUTING.md, Add an operation).
+ * One module per operation under ./operations. Total over the registry (layers/core/jobs/operations.ts), so
+ * that an operation added there fails the typecheck here until it has its implementation (CONTRIBUTING.md,
+ * Add an operation).
  */
-const OPERATIONS: Record<Operation, OperationImpl> = {
+const IMPLEMENTATIONS: Record<Operation, OperationImpl> = {
   plate: plateOperation,
   background: backgroundOperation,
   studio_background: studioBackgroundOperation,
@@ -24,15 +25,15 @@ const OPERATIONS: Record<Operation, OperationImpl> = {
   analyze: analyzeOperation,
 };
 
-/** The model files each operation's output depends on. */
-const MODELS_USED: Record<Operation, readonly ModelId[]> = {
-  plate: ['lpd-yunet'],
-  plate_mask: ['lpd-yunet'],
-  background: ['isnet-fp32', 'nanodet-plus'],
-  background_mask: ['isnet-fp32', 'nanodet-plus'],
-  studio_background: ['isnet-fp32', 'lpd-yunet', 'nanodet-plus'],
-  analyze: ['nanodet-plus', 'mobilenetv2-int8', 'lpd-yunet'],
-};
+/** The model files each operation's output depends on, as the registry names them. */
+export function modelsUsedBy(operation: Operation): readonly ModelId[] {
+  const ids = OPERATION_REGISTRY[operation].models;
+  for (const id of ids) {
+    if (!(id in MODELS))
+      throw new Error(`The ${operation} operation names ${id}, which models/manifest.ts lacks`);
+  }
+  return ids as readonly ModelId[];
+}
 
 /**
  * Bump when an operation's own processing changes its output with the same models, so that the
@@ -42,7 +43,7 @@ const PIPELINE_VERSION = 3;
 
 /** Identifies the exact model files (and fitted head) behind an operation, for the inference cache. */
 export function modelKeyOf(operation: Operation): string {
-  const files = MODELS_USED[operation].map((id) => MODELS[id].sha256);
+  const files = modelsUsedBy(operation).map((id) => MODELS[id].sha256);
   const heads = operation === 'analyze' ? [HEADS['analyze-head'].version] : [];
   return [`pipeline-${PIPELINE_VERSION}`, ...files, ...heads].join(':');
 }
@@ -51,7 +52,7 @@ export function onnxOperationRunner(options: ModelOptions = {}): OperationRunner
   const models = modelCache(options);
   return {
     run(operation, input) {
-      const impl = OPERATIONS[operation];
+      const impl = IMPLEMENTATIONS[operation];
       if (!impl)
         throw new ModelUnavailableError(`The ${operation} operation has no model installed in this build`);
       return impl(models, input);

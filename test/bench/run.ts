@@ -21,7 +21,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import sharp from 'sharp';
 import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
-import { OPERATIONS, type Operation } from '#core/jobs/job.ts';
+import { OPERATION_NAMES, type Operation } from '#core/jobs/operations.ts';
 import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { defaultModelSearchDirs } from '#models/locate.ts';
 import { modelCache } from '#vision/models.ts';
@@ -314,7 +314,7 @@ async function main() {
       `in all), one cold job then ${runs} warm jobs per row, one child process per row; ` +
       `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}, ${cpuTopology()}), load average ${loadBefore.toFixed(1)}`,
   );
-  const operations = OPERATIONS.filter((operation) => !only || only.includes(operation));
+  const operations = OPERATION_NAMES.filter((operation) => !only || only.includes(operation));
   const peers = new Map<PeerCall, ChildReport>();
   for (const call of PEER_CALLS) {
     if (operations.some((operation) => PEER_OF[operation] === call))

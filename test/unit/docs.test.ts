@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS } from '#core/jobs/job.ts';
+import { OPERATION_NAMES } from '#core/jobs/operations.ts';
 import { apiPrefix, pageRoutes, routes } from '../../lib/config.ts';
 
 /**
@@ -74,7 +74,7 @@ describe('README.md', () => {
 
   it('lists every operation among the modes of POST /jobs', () => {
     const row = readme.split('\n').find((line) => line.startsWith('| `POST /jobs` |')) ?? '';
-    expect(OPERATIONS.filter((operation) => !row.includes(`\`${operation}\``))).toEqual([]);
+    expect(OPERATION_NAMES.filter((operation) => !row.includes(`\`${operation}\``))).toEqual([]);
   });
 
   it('links the documents a newcomer needs', () => {

@@ -1,6 +1,7 @@
 /** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
 import { z } from 'zod';
 import { BatchInputSchema } from '#core/batches/input.ts';
+import { credits, PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, json, location } from '#http/openapi/generator.ts';
 import { Batch, documented } from '#http/schemas.ts';
 
@@ -61,7 +62,7 @@ export const contract = endpointContract({
       summary: 'Upload a ZIP archive as a batch',
       description:
         'Needs an account key. Not idempotent: every upload is a new batch. Every photo becomes an ordinary ' +
-        'job when its turn comes, reserving its 5 credits then (not now), and is charged only if it succeeds; ' +
+        `job when its turn comes, reserving its ${credits(PRICES.edit)} then (not now), and is charged only if it succeeds; ` +
         'at most `concurrency` run at once. 402 when the account cannot pay for one photo; 415 when `archive` ' +
         'is not a ZIP; 400 for an entry that could leave the folder it is unpacked into (`..`, absolute paths, ' +
         'links) or an archive without photos; 413 naming the limit an archive exceeds (entries, entry size, ' +

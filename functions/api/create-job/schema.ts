@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
+import { PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, JOB_BODY, json, location } from '#http/openapi/generator.ts';
 import { JobEnvelope, JobInputForm, JobStatus } from '#http/schemas.ts';
 
@@ -53,8 +54,8 @@ export const LegacyProcessCreated = z
       .object({
         remaining: z.number().nullable().describe('Credits available; null for the master key.'),
         credits_remaining: z.number().nullable().describe('Same as `remaining` (legacy name).'),
-        process_credit_cost: z.number().describe('5'),
-        classification_credit_cost: z.number().describe('1'),
+        process_credit_cost: z.number().describe(String(PRICES.edit)),
+        classification_credit_cost: z.number().describe(String(PRICES.analysis)),
       })
       .describe('Balance and prices.'),
   })

@@ -6,18 +6,12 @@ import {
   requestedImageOptions,
   type UploadedFile,
 } from '../jobs/input.ts';
-import type { Operation } from '../jobs/job.ts';
+import { BATCH_OPERATION_NAMES } from '../jobs/operations.ts';
 import { parseBooleanish } from '../jobs/params.ts';
 import type { BatchRequest } from '../use-cases/create-batch.ts';
 
-/** Every operation but `analyze` (spec 4, POST /batches). */
-export const BATCH_OPERATIONS = [
-  'plate',
-  'background',
-  'studio_background',
-  'plate_mask',
-  'background_mask',
-] as const satisfies readonly Operation[];
+/** Every operation but `analyze` (spec 4, POST /batches): the registry's batchable ones. */
+export const BATCH_OPERATIONS = BATCH_OPERATION_NAMES;
 
 /**
  * The text fields of POST /batches; the archive arrives as the upload `archive`, a custom background as

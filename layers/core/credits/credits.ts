@@ -1,11 +1,11 @@
 import { InsufficientCreditsError } from '../errors.ts';
-import type { Operation } from '../jobs/job.ts';
+import { PRICES } from '../jobs/operations.ts';
 
-/** Spec section 8: 5 credits per edit, 1 per analysis. */
-export const EDIT_COST = 5;
-export const ANALYSIS_COST = 1;
+/** Spec section 8, as the operation registry states them. */
+export const EDIT_COST = PRICES.edit;
+export const ANALYSIS_COST = PRICES.analysis;
 
-export const costOf = (operation: Operation): number => (operation === 'analyze' ? ANALYSIS_COST : EDIT_COST);
+export { costOf } from '../jobs/operations.ts';
 
 /** The balance of one payer. `available + reserved` never changes except by charge or top-up. */
 export interface CreditAccount {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
-import { BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OPERATIONS, type Operation, OUTPUT_FORMATS } from './job.ts';
+import { BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
+import { LEGACY_PROCESS_OPERATION_NAMES, OPERATION_NAMES, type Operation } from './operations.ts';
 import { normalizePlateColor, parseBooleanish, type RequestedParams } from './params.ts';
 
 const booleanish = (field: string) =>
@@ -49,7 +50,7 @@ export function checkImageOptions(requested: RequestedParams): void {
 
 /** `JobInput` (spec 2.1): the JSON body and the multipart text fields share this schema. */
 export const JobInputSchema = z.object({
-  mode: z.enum(OPERATIONS).default('plate'),
+  mode: z.enum(OPERATION_NAMES).default('plate'),
   url: httpUrl.optional(),
   asset_id: z.string().min(1).max(100).optional(),
   upload_id: z.string().min(1).max(100).optional(),
@@ -63,7 +64,7 @@ export const REQUIRE_PLATE_MODES = ['plate', 'studio_background'] as const satis
 export type JobInputFields = z.input<typeof JobInputSchema>;
 
 /** The modes the legacy `/process` route accepts (its `mode` defaults to `plate` as every route's). */
-export const LEGACY_PROCESS_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
+export const LEGACY_PROCESS_MODES = LEGACY_PROCESS_OPERATION_NAMES;
 
 export interface UploadedFile {
   bytes: Buffer;
@@ -92,7 +93,7 @@ function dropEmpty(fields: Record<string, unknown>): Record<string, unknown> {
 export function parseJobRequest(
   fields: Record<string, unknown>,
   files: Record<string, UploadedFile>,
-  allowedModes: readonly Operation[] = OPERATIONS,
+  allowedModes: readonly Operation[] = OPERATION_NAMES,
 ): JobRequest {
   const parsed = JobInputSchema.safeParse(dropEmpty(fields));
   if (!parsed.success) {

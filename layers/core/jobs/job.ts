@@ -1,12 +1,7 @@
-export const OPERATIONS = [
-  'plate',
-  'background',
-  'studio_background',
-  'plate_mask',
-  'background_mask',
-  'analyze',
-] as const;
-export type Operation = (typeof OPERATIONS)[number];
+import type { Operation, OutputKind } from './operations.ts';
+
+/** The operations and what each costs and outputs: ./operations.ts. */
+export type { Operation } from './operations.ts';
 
 export const JOB_STATUSES = ['queued', 'processing', 'paused', 'success', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -82,7 +77,7 @@ export interface JobOutput {
   background_mask_url?: string;
   mask_url?: string;
   analysis?: Record<string, unknown>;
-  output_kind: 'image' | 'mask' | 'analysis';
+  output_kind: OutputKind;
   inference_cached: boolean;
   model_version: Record<string, string>;
   plates_detected?: number;

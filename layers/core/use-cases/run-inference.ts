@@ -1,6 +1,7 @@
 import { PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
 import type { Composition, JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import { outputKindOf } from '../jobs/operations.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
 
@@ -80,8 +81,7 @@ export async function runInference(
     );
   }
   const output: JobOutput = {
-    output_kind:
-      order.operation === 'analyze' ? 'analysis' : order.operation.endsWith('_mask') ? 'mask' : 'image',
+    output_kind: outputKindOf(order.operation),
     inference_cached: result.inferenceCached,
     model_version: result.modelVersion,
   };

@@ -7,6 +7,7 @@
 import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
+import { PRICES } from '#core/jobs/operations.ts';
 import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
 import {
   MAX_FIELD_BYTES,
@@ -97,7 +98,7 @@ export const ERRORS = {
   402: {
     name: 'PaymentRequired',
     description:
-      'Not enough credits to start the operation (5 per edit, 1 per analysis). Credits are reserved when ' +
+      `Not enough credits to start the operation (${PRICES.edit} per edit, ${PRICES.analysis} per analysis). Credits are reserved when ` +
       'the job is created and given back if it fails or is cancelled.',
   },
   404: {
@@ -233,8 +234,9 @@ export const DOCUMENT_HEAD = {
     summary: 'Asynchronous processing of car photos: plate hiding, background replacement, masks, analysis.',
     description:
       'Every operation is a job: creation returns its id at once, and the final state is read by polling ' +
-      '`GET /jobs/{job_id}` or delivered to a webhook. Work is paid in credits: 5 for a successful edit, ' +
-      '1 for an analysis. Requests without a key run against a guest trial balance. Bodies are JSON ' +
+      `\`GET /jobs/{job_id}\` or delivered to a webhook. Work is paid in credits: ${PRICES.edit} for a successful edit, ` +
+      `${PRICES.analysis} for an analysis.` +
+      ' Requests without a key run against a guest trial balance. Bodies are JSON ' +
       'unless stated; uploads are `multipart/form-data`. Result paths in responses are relative to the ' +
       'service address.',
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },

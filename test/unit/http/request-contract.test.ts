@@ -11,7 +11,7 @@ import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { sharedPathParameters } from '#http/schemas.ts';
 import { pathParameters as fileParameters } from '../../../functions/api/delete-file/schema.ts';
 import { pathParameters as resultParameters } from '../../../functions/api/get-result/schema.ts';
-import { OPERATIONS, requestSchemas } from '../../../functions/api/openapi.ts';
+import { ROUTE_CONTRACTS, requestSchemas } from '../../../functions/api/openapi.ts';
 
 /**
  * The request a route documents is the one it validates at run time: each documented field is the very
@@ -32,7 +32,7 @@ const RUNTIME: Record<keyof typeof requestSchemas, z.ZodObject> = {
 const NOT_PARSED_BY_A_SCHEMA = new Set(['file', 'background_file', 'archive', 'LegacyProcessForm.mode']);
 
 describe('one request schema per route', () => {
-  const bodies = Object.entries(OPERATIONS).flatMap(([route, spec]) =>
+  const bodies = Object.entries(ROUTE_CONTRACTS).flatMap(([route, spec]) =>
     Object.entries(spec.body ?? {}).map(([mediaType, name]) => ({ route, mediaType, name })),
   );
 
@@ -62,14 +62,14 @@ describe('one request schema per route', () => {
   });
 
   it('documents the queries the use cases and handlers parse with', () => {
-    expect(OPERATIONS['GET /jobs']!.query).toBe(ListJobsQuery);
-    expect(OPERATIONS['GET /batches/{batch_id}/download']!.query).toBe(DownloadBatchQuery);
+    expect(ROUTE_CONTRACTS['GET /jobs']!.query).toBe(ListJobsQuery);
+    expect(ROUTE_CONTRACTS['GET /batches/{batch_id}/download']!.query).toBe(DownloadBatchQuery);
   });
 });
 
 describe('one schema per query and path parameter', () => {
   it('documents the GET /files query and the file id that parsePageQuery and parseFileId check with', () => {
-    expect(OPERATIONS['GET /files']!.query).toBe(PageQuerySchema);
+    expect(ROUTE_CONTRACTS['GET /files']!.query).toBe(PageQuerySchema);
     expect(fileParameters.file_id).toBe(FileIdSchema);
   });
 
