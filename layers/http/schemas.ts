@@ -14,14 +14,7 @@ import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
-import {
-  BACKGROUND_PRESETS,
-  BACKGROUNDS,
-  FRAMINGS,
-  JOB_STAGES,
-  JOB_STATUSES,
-  MAX_WIDTH_RANGE,
-} from '#core/jobs/job.ts';
+import { BACKGROUNDS, FRAMINGS, JOB_STAGES, JOB_STATUSES, MAX_WIDTH_RANGE } from '#core/jobs/job.ts';
 import { credits, modeDescription, OPERATION_NAMES, PRICES } from '#core/jobs/operations.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
