@@ -7,9 +7,7 @@ import { readTopology } from './template.ts';
  * Point this process's configuration at the local stack's data: the running server's DynamoDB and S3
  * when there is one (its LevelDB files are locked while it runs), else embedded ones over the same files.
  */
-export async function openLocalData(
-  dataDir: string,
-): Promise<{
+export async function openLocalData(dataDir: string): Promise<{
   close(): Promise<void> /** Which data, and whether a server is using it. */;
   description: string;
 }> {

@@ -11,7 +11,8 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: 'key', deps }))
   .handler(async (event, context) => {
     const method = event.requestContext.http.method.toUpperCase();
-    if (method === 'GET' || method === 'HEAD') return json(200, await getWebhookSetting(deps(), context.caller));
+    if (method === 'GET' || method === 'HEAD')
+      return json(200, await getWebhookSetting(deps(), context.caller));
     const url = method === 'DELETE' ? '' : webhookUrlField(context.body.fields);
     return json(200, await setWebhook(deps(), context.caller, url));
   });
