@@ -1,8 +1,11 @@
 import { z } from 'zod';
 
+// An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
-  .enum(['true', 'false', '1', '0'])
-  .default('false')
+  .preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.enum(['true', 'false', '1', '0']).default('false'),
+  )
   .transform((value) => value === 'true' || value === '1');
 
 const optionalUrl = z.string().url().optional();
