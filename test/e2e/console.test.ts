@@ -83,7 +83,16 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 95');
     await expect(page.locator('.card .status').first().textContent()).resolves.toBe('success');
     await expect(page.locator('.card .card-credits').first().textContent()).resolves.toBe('Credits left: 95');
+    // The comparison opens on the result, its sides named, a divider between them once the slider moves.
+    await expect(page.getByLabel('Before / after').inputValue()).resolves.toBe('100');
+    await expect(page.locator('.card .after-tag').first().isVisible()).resolves.toBe(true);
+    await expect(page.locator('.card .plate-warning').first().isVisible()).resolves.toBe(false);
     await page.getByLabel('Before / after').fill('70');
+    await expect(page.locator('.card .before-tag').first().isVisible()).resolves.toBe(true);
+    await expect(page.locator('.card .divider').first().isVisible()).resolves.toBe(true);
+    // The tab has an icon: the page links one that is served.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    expect((await fetch(new URL(icon!, server.origin))).status).toBe(200);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-2-result.png') });
   });
 
@@ -162,11 +171,20 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
       await page.getByRole('link', { name: 'Download results' }).click();
       const zip = await readFile((await (await downloaded).path())!);
       expect(zip.subarray(0, 2).toString()).toBe('PK');
-      expect((await downloaded).suggestedFilename()).toMatch(/\.zip$/);
+      // Saved under the archive's own name, not the batch id.
+      expect((await downloaded).suggestedFilename()).toBe('three-cars-results.zip');
       await page
         .locator('.batch')
         .first()
         .screenshot({ path: path.join(SCREENSHOTS, 'console-3-batch.png') });
+
+      // A ZIP in a mode batches do not take is refused with the modes they do take, nothing charged.
+      await page.getByLabel('Mode').selectOption('analyze');
+      await page.getByLabel('Photos').setInputFiles(archive);
+      await page.getByRole('button', { name: 'Process' }).click();
+      const refusal = page.locator('.batch .error').first();
+      await refusal.waitFor({ state: 'visible' });
+      expect(await refusal.textContent()).toMatch(/analyze is not accepted for batches.*plate, background/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
