@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
@@ -95,6 +96,35 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     expect((await fetch(new URL(icon!, server.origin))).status).toBe(200);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-2-result.png') });
   });
+
+  it('flags a studio result whose car still shows a plate it did not hide', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-e2e-'));
+    try {
+      // The rear plate pixelated: still a plate to the eye, nothing the detector's rule would fill.
+      const source = await readFile(plateOf('eu/eu1.jpg'));
+      const box = { left: 396, top: 340, width: 203, height: 46 };
+      const small = await sharp(source).extract(box).resize(51, 12).toBuffer();
+      const coarse = await sharp(small).resize(box.width, box.height, { kernel: 'nearest' }).toBuffer();
+      const photo = path.join(dir, 'pixelated-plate.jpg');
+      await sharp(source)
+        .composite([{ input: coarse, left: box.left, top: box.top }])
+        .jpeg()
+        .toFile(photo);
+      await openConsole(await server.createKey(20));
+      await page.getByLabel('Mode').selectOption('studio_background');
+      await page.getByLabel('Photos').setInputFiles(photo);
+      await page.getByRole('button', { name: 'Process' }).click();
+      await expect
+        .poll(() => page.locator('.card .status').first().textContent(), { timeout: 180_000 })
+        .toBe('success');
+      await expect(page.locator('.card .plate-warning').first().isVisible()).resolves.toBe(true);
+      await expect(page.locator('.card .plate-warning-text').first().textContent()).resolves.toMatch(
+        /No plate was hidden.*require_plate/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it('shows the service’s own 401 message for a wrong key', async () => {
     const wrongKey = 'pjk_not_a_key_of_this_server_000000';
