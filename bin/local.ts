@@ -11,6 +11,11 @@ import { listenProblem, planListen } from '../local/listen.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
 
+// The AWS SDK warns at every start under Node 20 that its releases after January 2027 will need Node 22.
+// The SDK version is pinned and Lambda runs Node 22; Node 20 stays supported locally until then, as the
+// README says once (Requirements), so the warning is not repeated at every command.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 // One client's bad request, or a bug reached by it, must not take every other client's jobs down: what
 // escapes a handler is logged and the server goes on (each request already ends in its own answer).
 process.on('uncaughtException', (error) => {

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 
+// An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
-  .enum(['true', 'false', '1', '0'])
-  .default('false')
+  .preprocess(
+    (value) => (value === '' ? undefined : value),
+    z.enum(['true', 'false', '1', '0']).default('false'),
+  )
   .transform((value) => value === 'true' || value === '1');
 
 const optionalUrl = z.string().url().optional();
@@ -69,6 +72,11 @@ const ConfigSchema = z.object({
     .default(2 * 1024 * 1024 * 1024),
   /** Items of one batch that run at once (each one job, counted in MAX_JOBS_IN_FLIGHT). */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(4),
+  /**
+   * `json`: one JSON object a line, as CloudWatch reads it (Lambda). `text`: one line a person reads, with
+   * the job id; `npm start` picks it on a terminal.
+   */
+  LOG_FORMAT: z.enum(['json', 'text']).default('json'),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

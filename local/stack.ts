@@ -166,9 +166,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     EVENTBRIDGE_ENDPOINT: eventBus.endpoint,
     EVENT_BUS_NAME: LOCAL_EVENT_BUS,
     MASTER_KEY_SHA256: options.masterKeySha256,
-    // Powertools, as on a developer's machine: logs pretty-printed on the console, no EMF lines on stdout,
-    // and no tracer (which would otherwise look for an X-Ray daemon).
-    POWERTOOLS_DEV: 'true',
+    // Logs: one human line per entry on a terminal, else (and with LOG_FORMAT=json) Lambda's JSON lines.
+    // Read here, in the main thread: the inference workers' stdout is never a terminal.
+    LOG_FORMAT: process.env.LOG_FORMAT || (process.stdout.isTTY ? 'text' : 'json'),
+    // Powertools, as on a developer's machine: no EMF lines on stdout, and no tracer (which would
+    // otherwise look for an X-Ray daemon).
     POWERTOOLS_METRICS_DISABLED: 'true',
     POWERTOOLS_TRACE_ENABLED: 'false',
     // Invocations of one function overlap here, as on a Lambda instance serving several at once: the runtime

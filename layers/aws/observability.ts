@@ -1,3 +1,4 @@
+import type { LogItem } from '@aws-lambda-powertools/logger';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
@@ -5,18 +6,80 @@ import { Tracer } from '@aws-lambda-powertools/tracer';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
+import { config } from '#config';
+import { JobCancelledError, ServiceError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { WebhookSender } from '#core/ports.ts';
 import { telemetry } from '#core/telemetry-names.ts';
 import { isDelivered } from '#core/webhooks/delivery.ts';
 
 /**
- * Logs, metrics and traces of every function, through Powertools for AWS Lambda. What each one does outside
- * Lambda is Powertools' own environment switch, set by the local stack: POWERTOOLS_DEV pretty-prints the
- * logs and keeps metrics off stdout, and the tracer is off wherever no Lambda runtime is (no X-Ray daemon is
- * ever reached).
+ * Logs, metrics and traces of every function, through Powertools for AWS Lambda. Outside Lambda the local
+ * stack sets the switches: LOG_FORMAT=text prints one human line per entry on a terminal, metrics stay off
+ * stdout, and the tracer is off wherever no Lambda runtime is (no X-Ray daemon is ever reached).
  */
-export const logger = new Logger({ serviceName: telemetry.serviceName });
+
+/** Attributes every line has, said by the line's own layout in text. */
+const FRAME = new Set([
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'sampling_rate',
+  'xray_trace_id',
+  'cold_start',
+  'function_name',
+  'function_memory_size',
+  'function_arn',
+  'function_request_id',
+  'request_id',
+  'job_id',
+  'batch_id',
+]);
+
+const textValue = (value: unknown): string =>
+  typeof value === 'string' ? (/\s/.test(value) ? JSON.stringify(value) : value) : JSON.stringify(value);
+
+/** One line a person reads: time, level, the job (or batch), the message, the rest as key=value. */
+export function textLine(attributes: Record<string, unknown>): string {
+  const time = String(attributes.timestamp ?? '').slice(11, 19);
+  const level = String(attributes.level ?? '').padEnd(5);
+  const subject = attributes.job_id ?? attributes.batch_id ?? '-';
+  const rest = Object.entries(attributes)
+    .filter(([key, value]) => !FRAME.has(key) && value !== undefined)
+    .map(([key, value]) => {
+      const error = value as { name?: string; message?: string; stack?: string } | null;
+      if (key === 'error' && error && typeof error === 'object' && 'message' in error) {
+        // A fault keeps its stack, indented under the line; an expected outcome never carries one.
+        const head = `error=${textValue(`${error.name ?? 'Error'}: ${error.message}`)}`;
+        return error.stack ? `${head}\n${error.stack.replace(/^/gm, '    ')}` : head;
+      }
+      return `${key}=${textValue(value)}`;
+    });
+  return [time, level, subject, attributes.message, ...rest].join(' ');
+}
+
+/** Powertools' logger; with LOG_FORMAT=text each entry is one human line instead of its JSON. */
+class PhotoJobsLogger extends Logger {
+  #format: 'json' | 'text' | undefined;
+  protected override printLog(logLevel: number, log: LogItem): void {
+    // Read at the first line, not at import: the local stack sets the environment before any runs.
+    this.#format ??= config().LOG_FORMAT;
+    if (this.#format !== 'text') {
+      super.printLog(logLevel, log);
+      return;
+    }
+    log.prepareForPrint();
+    const attributes = log.getAttributes() as Record<string, unknown>;
+    const line = textLine(attributes);
+    const level = String(attributes.level);
+    if (level === 'ERROR' || level === 'CRITICAL') console.error(line);
+    else if (level === 'WARN') console.warn(line);
+    else console.log(line);
+  }
+}
+
+export const logger = new PhotoJobsLogger({ serviceName: telemetry.serviceName });
 export const metrics = new Metrics({
   serviceName: telemetry.serviceName,
   namespace: telemetry.metricsNamespace,
@@ -56,10 +119,26 @@ export function observability<E>(correlation: (event: E) => Correlation): Middle
     {
       before: (request) => correlate(correlation(request.event)),
       onError: (request) => {
-        if (request.response === undefined) logger.error('invocation failed', request.error as Error);
+        if (request.response === undefined) logOutcome(request.error);
       },
     },
   ];
+}
+
+/**
+ * An error that ends an invocation unanswered. What the service expects to happen (a photo without a plate,
+ * a cancelled job, a retry to come) is an outcome, logged without a stack; only a fault is an ERROR.
+ */
+export function logOutcome(error: unknown): void {
+  if (error instanceof JobCancelledError) {
+    logger.info('job not run', { reason: error.message });
+  } else if (error instanceof ServiceError && error.expose && error.status < 500) {
+    logger.warn('job outcome', { code: error.code, reason: `${error.name}: ${error.message}` });
+  } else if (error instanceof ServiceError && error.status === 503) {
+    logger.warn('transient failure, retried', { reason: `${error.name}: ${error.message}` });
+  } else {
+    logger.error('invocation failed', error as Error);
+  }
 }
 
 /** Correlation of an API request: its gateway request id and the job or batch its path names. */

@@ -37,8 +37,11 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
     async delete(key) {
       await client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }));
     },
-    presignGet(key, expiresInSeconds) {
-      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key }), {
+    presignGet(key, expiresInSeconds, options = {}) {
+      const disposition = options.downloadName
+        ? { ResponseContentDisposition: `attachment; filename="${options.downloadName}"` }
+        : {};
+      return getSignedUrl(client, new GetObjectCommand({ Bucket: bucket, Key: key, ...disposition }), {
         expiresIn: expiresInSeconds,
       });
     },

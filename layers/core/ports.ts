@@ -84,7 +84,8 @@ export interface ObjectStore {
   get(key: string): Promise<Buffer>;
   delete(key: string): Promise<void>;
   /** A time-limited URL that lets anyone holding it read the object. */
-  presignGet(key: string, expiresInSeconds: number): Promise<string>;
+  /** `downloadName`: the file name a browser saves it under (Content-Disposition of the answer). */
+  presignGet(key: string, expiresInSeconds: number, options?: { downloadName?: string }): Promise<string>;
 }
 
 export interface WorkflowStarter {

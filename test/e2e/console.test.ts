@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
@@ -83,9 +84,47 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await expect.poll(() => page.locator('#credits').textContent()).toBe('Credits left: 95');
     await expect(page.locator('.card .status').first().textContent()).resolves.toBe('success');
     await expect(page.locator('.card .card-credits').first().textContent()).resolves.toBe('Credits left: 95');
+    // The comparison opens on the result, its sides named, a divider between them once the slider moves.
+    await expect(page.getByLabel('Before / after').inputValue()).resolves.toBe('100');
+    await expect(page.locator('.card .after-tag').first().isVisible()).resolves.toBe(true);
+    await expect(page.locator('.card .plate-warning').first().isVisible()).resolves.toBe(false);
     await page.getByLabel('Before / after').fill('70');
+    await expect(page.locator('.card .before-tag').first().isVisible()).resolves.toBe(true);
+    await expect(page.locator('.card .divider').first().isVisible()).resolves.toBe(true);
+    // The tab has an icon: the page links one that is served.
+    const icon = await page.locator('link[rel="icon"]').getAttribute('href');
+    expect((await fetch(new URL(icon!, server.origin))).status).toBe(200);
     await page.screenshot({ path: path.join(SCREENSHOTS, 'console-2-result.png') });
   });
+
+  it('flags a studio result whose car still shows a plate it did not hide', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-e2e-'));
+    try {
+      // The rear plate pixelated: still a plate to the eye, nothing the detector's rule would fill.
+      const source = await readFile(plateOf('eu/eu1.jpg'));
+      const box = { left: 396, top: 340, width: 203, height: 46 };
+      const small = await sharp(source).extract(box).resize(51, 12).toBuffer();
+      const coarse = await sharp(small).resize(box.width, box.height, { kernel: 'nearest' }).toBuffer();
+      const photo = path.join(dir, 'pixelated-plate.jpg');
+      await sharp(source)
+        .composite([{ input: coarse, left: box.left, top: box.top }])
+        .jpeg()
+        .toFile(photo);
+      await openConsole(await server.createKey(20));
+      await page.getByLabel('Mode').selectOption('studio_background');
+      await page.getByLabel('Photos').setInputFiles(photo);
+      await page.getByRole('button', { name: 'Process' }).click();
+      await expect
+        .poll(() => page.locator('.card .status').first().textContent(), { timeout: 180_000 })
+        .toBe('success');
+      await expect(page.locator('.card .plate-warning').first().isVisible()).resolves.toBe(true);
+      await expect(page.locator('.card .plate-warning-text').first().textContent()).resolves.toMatch(
+        /No plate was hidden.*require_plate/,
+      );
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 240_000);
 
   it('shows the service’s own 401 message for a wrong key', async () => {
     const wrongKey = 'pjk_not_a_key_of_this_server_000000';
@@ -162,11 +201,20 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
       await page.getByRole('link', { name: 'Download results' }).click();
       const zip = await readFile((await (await downloaded).path())!);
       expect(zip.subarray(0, 2).toString()).toBe('PK');
-      expect((await downloaded).suggestedFilename()).toMatch(/\.zip$/);
+      // Saved under the archive's own name, not the batch id.
+      expect((await downloaded).suggestedFilename()).toBe('three-cars-results.zip');
       await page
         .locator('.batch')
         .first()
         .screenshot({ path: path.join(SCREENSHOTS, 'console-3-batch.png') });
+
+      // A ZIP in a mode batches do not take is refused with the modes they do take, nothing charged.
+      await page.getByLabel('Mode').selectOption('analyze');
+      await page.getByLabel('Photos').setInputFiles(archive);
+      await page.getByRole('button', { name: 'Process' }).click();
+      const refusal = page.locator('.batch .error').first();
+      await refusal.waitFor({ state: 'visible' });
+      expect(await refusal.textContent()).toMatch(/analyze is not accepted for batches.*plate, background/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

@@ -1,19 +1,18 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inference, repoRoot } from '../../lib/config.ts';
+import { installPackedInto } from './support/pack.ts';
 
 /**
- * The construct as a deployer's app gets it: `npm pack` of this repository, unpacked into the app's
- * node_modules/photo-jobs as `npm install <tarball>` would, its dependencies (and the app's own:
- * aws-cdk-lib, constructs, tsx) linked from this project's install, since the registry is out of reach.
- * The app imports `photo-jobs/cdk` by the package's exports and runs under `node --import tsx` (the
- * construct ships TypeScript).
+ * The construct as a deployer's app gets it (support/pack.ts: `npm pack`, unpacked as `npm install
+ * <tarball>` would). The app imports `photo-jobs/cdk` by the package's exports and runs under
+ * `node --import tsx` (the construct ships TypeScript); `photo-jobs/client` is plain JavaScript.
  */
 const run = promisify(execFile);
 let scratch = '';
@@ -21,19 +20,8 @@ let packed: string[] = [];
 
 beforeAll(async () => {
   scratch = await mkdtemp(path.join(tmpdir(), 'photo-jobs-package-'));
-  const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', scratch], { cwd: repoRoot });
-  const [pack] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  packed = pack!.files.map((file) => file.path);
-  const app = path.join(scratch, 'app');
-  const installed = path.join(app, 'node_modules', 'photo-jobs');
-  await mkdir(installed, { recursive: true });
-  await run('tar', ['-xzf', path.join(scratch, pack!.filename), '-C', installed, '--strip-components=1']);
-  for (const entry of await readdir(path.join(repoRoot, 'node_modules'))) {
-    if (entry.startsWith('.') || entry === 'photo-jobs') continue;
-    await symlink(path.join(repoRoot, 'node_modules', entry), path.join(app, 'node_modules', entry));
-  }
-  await writeFile(path.join(app, 'package.json'), JSON.stringify({ name: 'storefront', type: 'module' }));
-}, 120_000);
+  ({ packed } = await installPackedInto(scratch, repoRoot));
+}, 240_000);
 
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
@@ -50,6 +38,23 @@ describe('the photo-jobs package', () => {
     expect(packed).toContain(inference.dockerfile);
     expect(packed).toContain('web/console/index.html');
     expect(packed.some((file) => file.startsWith('test/'))).toBe(false);
+    // The client, built on pack: JavaScript and the declarations its `exports` name.
+    expect(packed).toEqual(expect.arrayContaining(['dist/client/index.js', 'dist/types/client/index.d.ts']));
+  });
+
+  it('imports photo-jobs/client with plain node, no TypeScript loader', async () => {
+    const { stdout } = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const c = await import('photo-jobs/client'); console.log(Object.keys(c).sort().join(','));",
+      ],
+      { cwd: path.join(scratch, 'app') },
+    );
+    expect(stdout.trim().split(',')).toEqual(
+      expect.arrayContaining(['createClient', 'verifyWebhook', 'PhotoJobsError']),
+    );
   });
 
   it("synthesizes `new PhotoJobs(stack, 'Jobs', {})` imported from photo-jobs/cdk in an app", async () => {

@@ -124,8 +124,9 @@ form.addEventListener('submit', (event) => {
   formError.hidden = true;
   const mode = modeSelect.value;
   const options = optionFields(mode);
+  // A ZIP is always a batch: for a mode batches do not take, the service's answer says which they do.
   for (const file of files) {
-    if (isZip(file) && mode !== 'analyze') runBatch(file, mode, options);
+    if (isZip(file)) runBatch(file, mode, options);
     else runJob(file, mode, options);
   }
 });
@@ -227,8 +228,13 @@ function showOutput(card, file, job) {
     $('.after', card).src = output.url;
     $('.after', card).alt = `Result: ${file.name}`;
     const range = $('.compare-range', card);
-    const clip = $('.after-clip', card);
-    const update = () => clip.style.setProperty('--reveal', `${range.value}%`);
+    const frame = $('.compare-frame', card);
+    // Starts at the result ("after"); the divider and the labels say which side is which.
+    const update = () => {
+      frame.style.setProperty('--reveal', `${range.value}%`);
+      $('.before-tag', card).hidden = Number(range.value) >= 100;
+      $('.after-tag', card).hidden = Number(range.value) <= 0;
+    };
     range.addEventListener('input', update);
     update();
     compare.hidden = false;

@@ -9,7 +9,8 @@ export const handler = middy<Settlement, { jobId: string; status: string }>()
     const job = await settleJob(settleDeps(), event);
     if (job.batch) correlate({ batchId: job.batch.id });
     recordJobSettled(job);
-    logger.info('job settled', {
+    // A failed job is an outcome the owner sees, not a fault of the service (that was logged when it happened).
+    logger[job.status === 'failed' ? 'warn' : 'info']('job settled', {
       status: job.status,
       operation: job.operation,
       error: job.error ?? undefined,

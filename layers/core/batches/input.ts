@@ -21,7 +21,10 @@ export const BatchInputSchema = z.object({
   upload_id: z.string().min(1).max(100).optional(),
   mode: z
     .enum(BATCH_OPERATIONS, {
-      error: (issue) => (issue.input === 'analyze' ? 'analyze is not accepted for batches' : undefined),
+      error: (issue) =>
+        issue.input === 'analyze'
+          ? `analyze is not accepted for batches (a ZIP): choose ${BATCH_OPERATIONS.join(', ')}, or send the photos one by one`
+          : undefined,
     })
     .default('plate'),
   ...ImageOptionsSchema.shape,

@@ -69,7 +69,11 @@ export async function downloadBatch(
     throw new ConflictError(`Batch ${batchId} has no result yet: no item has succeeded`);
   const key = downloadKey(batch);
   if (await deps.objects.exists(key)) {
-    return { ready: true, url: await deps.objects.presignGet(key, DOWNLOAD_LINK_SECONDS), key };
+    return {
+      ready: true,
+      url: await deps.objects.presignGet(key, DOWNLOAD_LINK_SECONDS, { downloadName: downloadName(batch) }),
+      key,
+    };
   }
   const window = Math.floor(deps.clock.now().getTime() / BUILD_WINDOW_MS);
   const state = await deps.archiveWorkflow.start(`download-${batch.id}-${batch.revision}-${window}`, {
@@ -81,7 +85,11 @@ export async function downloadBatch(
       `The archive of batch ${batchId} could not be built; ask again in a few minutes`,
     );
   if (state === 'succeeded' && (await deps.objects.exists(key))) {
-    return { ready: true, url: await deps.objects.presignGet(key, DOWNLOAD_LINK_SECONDS), key };
+    return {
+      ready: true,
+      url: await deps.objects.presignGet(key, DOWNLOAD_LINK_SECONDS, { downloadName: downloadName(batch) }),
+      key,
+    };
   }
   return { ready: false, retryAfterSeconds: DOWNLOAD_RETRY_AFTER_SECONDS };
 }
@@ -152,4 +160,17 @@ const open = (deps: DownloadDeps, key: string): Promise<Opened> =>
 function discard(opened: Opened): void {
   const body = 'data' in opened ? (opened.data as { destroy?: () => void } | null) : null;
   body?.destroy?.();
+}
+
+/**
+ * What a browser saves the download as: the archive's own name with `-results` (`three-cars-results.zip`),
+ * not the storage key's batch id. Only characters safe in a quoted header value and any file system.
+ */
+export function downloadName(batch: Pick<Batch, 'id' | 'archive'>): string {
+  const base = (batch.archive.name ?? '')
+    .replace(/\.zip$/i, '')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-.]+|-+$/g, '')
+    .slice(0, 100);
+  return `${base || batch.id}-results.zip`;
 }

@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { createClient, type JobEnvelope, PhotoJobsError, verifyWebhook } from 'photo-jobs/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createClient, type JobEnvelope, PhotoJobsError, verifyWebhook } from '../../../client/index.ts';
 import { hasShared, REPO_ROOT, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
 
 const run = promisify(execFile);

@@ -25,6 +25,8 @@ export interface RunningServer {
   createKeyWithSecret(credits: number, flags?: string[]): Promise<{ key: string; webhookSecret: string }>;
   /** `npm run cli -- <args>` against this server's data; the last line of its output, parsed as JSON. */
   cli(args: string[]): Promise<JsonBody>;
+  /** What the server printed so far, stdout and stderr together. */
+  output(): string;
   /** The job events published so far (the local stand-in of the EventBridge bus). */
   events(): Promise<JsonBody[]>;
   stop(): Promise<void>;
@@ -98,6 +100,7 @@ export async function startServer(
     },
     createKeyWithSecret,
     cli,
+    output: () => output,
     async events() {
       const text = await readFile(path.join(dataDir, 'events.jsonl'), 'utf8').catch(() => '');
       return text

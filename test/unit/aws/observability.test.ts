@@ -1,6 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { JobCancelledError, PlateNotFoundError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import { telemetry } from '#core/telemetry-names.ts';
 
@@ -78,6 +79,52 @@ describe('observability › logs', () => {
         error: expect.objectContaining({ name: 'WebhookDeliveryError', message: 'receiver down' }),
       }),
     ]);
+  });
+
+  it('log an expected outcome without a stack: a photo without a plate is WARN, a cancelled job INFO', async () => {
+    const ends = (error: Error) =>
+      middy<{ jobId: string }, string>()
+        .use(observability.observability((event: { jobId: string }) => event))
+        .handler(async () => {
+          throw error;
+        });
+    await expect(
+      ends(new PlateNotFoundError('No license plate was detected'))({ jobId: 'job_5' }, context('r5')),
+    ).rejects.toBeInstanceOf(PlateNotFoundError);
+    await expect(
+      ends(new JobCancelledError('Job job_6 is success; nothing to do'))({ jobId: 'job_6' }, context('r6')),
+    ).rejects.toBeInstanceOf(JobCancelledError);
+    expect(lines.map(({ level, message, job_id }) => ({ level, message, job_id }))).toEqual([
+      { level: 'WARN', message: 'job outcome', job_id: 'job_5' },
+      { level: 'INFO', message: 'job not run', job_id: 'job_6' },
+    ]);
+    expect(JSON.stringify(lines)).not.toMatch(/stack/);
+  });
+
+  it('read as one line in text: time, level, job id, message, the rest as key=value', () => {
+    const line = observability.textLine({
+      level: 'INFO',
+      message: 'job settled',
+      timestamp: '2026-11-26T18:12:03.123Z',
+      service: telemetry.serviceName,
+      function_request_id: 'req-1',
+      job_id: 'job_7',
+      status: 'success',
+      operation: 'plate',
+    });
+    expect(line).toBe('18:12:03 INFO  job_7 job settled status=success operation=plate');
+    const fault = observability.textLine({
+      level: 'ERROR',
+      message: 'invocation failed',
+      timestamp: '2026-11-26T18:12:04.000Z',
+      error: {
+        name: 'TypeError',
+        message: 'x is undefined',
+        stack: 'TypeError: x is undefined\n    at f (a.ts:1)',
+      },
+    });
+    expect(fault.split('\n')[0]).toBe('18:12:04 ERROR - invocation failed error="TypeError: x is undefined"');
+    expect(fault.split('\n').length).toBeGreaterThan(1);
   });
 
   it('name an API request by the gateway’s request id and the job or batch in its path', () => {
