@@ -11,6 +11,7 @@ import {
   featureStrength,
   GEOMETRY_FEATURES,
   geometryFeatures,
+  mainPlate,
   mainVehicle,
   mirrorEvidence,
   regionHalves,
@@ -84,6 +85,24 @@ describe('mirrorView', () => {
     expect(mirrorView('rear_three_quarters_right')).toBe('rear_three_quarters_left');
     expect(mirrorView('front')).toBe('front');
     expect(mirrorView('interior')).toBe('interior');
+  });
+});
+
+describe('the main plate', () => {
+  const image = { width: 400, height: 300 };
+  it('is never a box the photo cannot hold: a blank picture has no plate to make it an exterior', () => {
+    // What LPD-YuNet answers on a flat white 400x300 picture.
+    const blankAnswer = { box: { x: -292, y: -57, w: 890, h: 339 }, score: 0.49 };
+    expect(mainPlate({ image, objects: [], plates: [blankAnswer] })).toBeUndefined();
+    const halfOutside = { box: { x: 350, y: 100, w: 120, h: 40 }, score: 0.9 };
+    expect(mainPlate({ image, objects: [], plates: [halfOutside] })).toBeUndefined();
+  });
+
+  it('keeps a plate inside the photo, and one cut a little by its edge', () => {
+    const inside = { box: { x: 150, y: 200, w: 100, h: 30 }, score: 0.8 };
+    const atEdge = { box: { x: 330, y: 200, w: 100, h: 30 }, score: 0.9 };
+    expect(mainPlate({ image, objects: [], plates: [inside] })).toEqual(inside);
+    expect(mainPlate({ image, objects: [], plates: [inside, atEdge] })).toEqual(atEdge);
   });
 });
 
