@@ -23,7 +23,7 @@ import {
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
 import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
-import { plateLineGroups, plateText, unionBox } from '#vision/math/ocr.ts';
+import { plateLineGroups, plateText, type TextRegion, unionBox } from '#vision/math/ocr.ts';
 import {
   CAR_LOOKS,
   CAR_MIN_SCORE,
@@ -34,6 +34,7 @@ import {
   lookRegion,
   MAX_PROPOSALS,
   mayReach,
+  outsideShare,
   PLATE_RULE,
   type PlateCandidate,
   type PlateRule,
@@ -216,7 +217,12 @@ export async function createPlateDetector(
     // at up to 640 px (a far plate, 15 px high in a 12 MP photo, comes out 2-3 times larger).
     const proposals = [...(await at(wholeScale, whole))];
     const shrunk = await at(wholeScale, { ...whole, pad: 2 });
-    proposals.push(...shrunk.filter((d) => d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width).slice(0, 2));
+    // The edge between the photo and the grey around it draws boxes larger than the photo: never a plate.
+    const closeUps = shrunk.filter(
+      (d) =>
+        d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width && outsideShare(d.box, photo) <= PLATE_RULE.maxOutside,
+    );
+    proposals.push(...closeUps.slice(0, 2));
     const cars = carDetector ? await findCars(levels, photo) : [];
     for (const car of cars) {
       const region = { x: car.x, y: car.y, w: car.w, h: car.h };
@@ -278,7 +284,7 @@ export async function createPlateDetector(
     // each car, or over the whole photo when no car was found.
     if (!readAll && selectPlates(withText, photo, rule).length > 0) return withText;
     const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
-    const lines = [];
+    const lines: TextRegion[] = [];
     for (const area of areas) {
       const scale = Math.min(1, TEXT_SEARCH_MAX_SIDE / Math.max(area.w, area.h));
       const level = await levels.atScale(scale);
@@ -294,7 +300,9 @@ export async function createPlateDetector(
         })),
       );
     }
-    const groups = plateLineGroups(lines)
+    // Cars overlap: a line found in two of them is one line.
+    const distinct = lines.filter((l, i) => lines.slice(0, i).every((m) => boxIoU(l.box, m.box) < 0.7));
+    const groups = plateLineGroups(distinct)
       .map((g) => ({ g, box: unionBox(g.map((r) => r.box)) }))
       .filter(({ box }) => box.w / box.h >= 1.5 && box.w / box.h <= 9 && box.h >= 8)
       .slice(0, TEXT_ALONE_LINES);

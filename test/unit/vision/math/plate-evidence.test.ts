@@ -12,6 +12,7 @@ import {
   sameDetection,
   selectPlates,
   stacked,
+  textReadBox,
 } from '#vision/math/plate-evidence.ts';
 
 const photo = { width: 1280, height: 720 };
@@ -146,5 +147,29 @@ describe('the text signal', () => {
   it('turns off with thresholds above 1', () => {
     const weak = { ...candidate(box, [0.2, 0.1, 0]), text: text(1) };
     expect(isPlate(weak, photo, { ...PLATE_RULE, textConfirms: 1.01, textAlone: 1.01 })).toBe(false);
+  });
+});
+
+describe('where text is read on a proposal', () => {
+  it('grows the box by a tenth of its width and a fifth of its height, inside the photo', () => {
+    const round = (b: Box) => ({
+      x: Math.round(b.x),
+      y: Math.round(b.y),
+      w: Math.round(b.w),
+      h: Math.round(b.h),
+    });
+    expect(round(textReadBox({ x: 100, y: 100, w: 100, h: 20 }, photo))).toEqual({
+      x: 90,
+      y: 96,
+      w: 120,
+      h: 28,
+    });
+    expect(round(textReadBox({ x: 0, y: 0, w: 100, h: 20 }, photo))).toEqual({ x: 0, y: 0, w: 110, h: 24 });
+    expect(round(textReadBox({ x: 1200, y: 700, w: 80, h: 20 }, photo))).toEqual({
+      x: 1192,
+      y: 696,
+      w: 88,
+      h: 24,
+    });
   });
 });
