@@ -29,6 +29,7 @@ import { replaceBackground } from '#vision/operations/background.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
 import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
+import { spread } from './backgrounds.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const THUMB_WIDTH = 220;
@@ -112,10 +113,13 @@ export async function evalStudio(
   outDir: string,
   models: ModelCache,
 ): Promise<StudioFigures> {
-  const photos = (await readPhotos(evalDir))
+  const all = (await readPhotos(evalDir))
     .filter((p) => p.source === 'listing' && p.photoType === 'exterior')
     .map((p) => p.file)
     .sort();
+  // PHOTO_JOBS_STUDIO_SAMPLE=n: an evenly spread sample of n photos, for a machine too busy for all of them.
+  const sample = Number(process.env.PHOTO_JOBS_STUDIO_SAMPLE ?? 0);
+  const photos = sample > 0 ? spread(all, sample) : all;
   const cacheDir = path.join(repoRoot, '.cache', 'eval-studio');
   const thumbDir = path.join(outDir, 'studio-sheet');
   await mkdir(cacheDir, { recursive: true });
