@@ -117,6 +117,9 @@ async function loadFrames(evalDir: string, models: ModelCache): Promise<Frame[]>
   const frames: Frame[] = [];
   for (const line of csv) {
     const [file, maskFile] = line.split(',');
+    const cached = path.join(cacheDir, `${path.basename(file!, '.jpg')}.png`);
+    // PHOTO_JOBS_DAVIS_CACHED=1: only frames whose model matte is kept already (trying settings quickly).
+    if (process.env.PHOTO_JOBS_DAVIS_CACHED && !existsSync(cached)) continue;
     const image = await decodeSource(await readFile(path.join(dir, file!)));
     const { data, info } = await sharp(path.join(dir, maskFile!))
       .extractChannel(0)
@@ -124,7 +127,6 @@ async function loadFrames(evalDir: string, models: ModelCache): Promise<Frame[]>
       .toBuffer({ resolveWithObject: true });
     if (info.width !== image.width || info.height !== image.height) throw new Error(`${maskFile} size`);
     const truth = Uint8Array.from(data, (v) => (v > 127 ? 1 : 0));
-    const cached = path.join(cacheDir, `${path.basename(file!, '.jpg')}.png`);
     let small: Matte;
     if (existsSync(cached)) {
       const m = await sharp(cached).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
@@ -196,18 +198,20 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const models = modelCache({});
   const frames = await loadFrames(evalDir, models);
   console.log(davisReport(await evalDavis(evalDir, models, DEFAULT_REFINE, frames)));
+  // PHOTO_JOBS_DAVIS_CONFIGS='[{"radius":2,"eps":0.001,"feather":{"low":96,"high":224}}]' tries those.
+  for (const o of JSON.parse(process.env.PHOTO_JOBS_DAVIS_CONFIGS ?? '[]') as Partial<RefineOptions>[]) {
+    const f = await evalDavis(evalDir, models, { ...DEFAULT_REFINE, ...o }, frames);
+    console.log(`${JSON.stringify(o)}: ${davisReport(f)}`);
+  }
   if (process.env.PHOTO_JOBS_DAVIS_GRID) {
     for (const radius of [2, 4, 8]) {
-      for (const eps of [1e-4, 1e-3]) {
-        for (const feather of [
-          { low: 16, high: 112 },
-          { low: 32, high: 144 },
-          { low: 64, high: 192 },
-        ]) {
-          const o = { ...DEFAULT_REFINE, radius, eps, feather };
-          const f = await evalDavis(evalDir, models, o, frames);
-          console.log(`r=${radius} eps=${eps} feather=${feather.low}..${feather.high}: ${davisReport(f)}`);
-        }
+      for (const feather of [
+        { low: 32, high: 144 },
+        { low: 64, high: 192 },
+      ]) {
+        const o = { ...DEFAULT_REFINE, radius, feather };
+        const f = await evalDavis(evalDir, models, o, frames);
+        console.log(`r=${radius} eps=${o.eps} feather=${feather.low}..${feather.high}: ${davisReport(f)}`);
       }
     }
   }

@@ -4,7 +4,7 @@ import type { DecodedImage } from '#vision/image-io.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { alphaCutout } from '#vision/operations/main-car.ts';
-import { refineMatte } from '#vision/refine.ts';
+import { DEFAULT_REFINE, refineMatte } from '#vision/refine.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
 const W = 400;
@@ -47,15 +47,27 @@ const leftEdge = (m: Matte) => {
 };
 
 describe('refineMatte', () => {
-  it('moves the upscaled matte’s edge, a few pixels off, onto the photo’s own edge', async () => {
+  it('with a wider window and a softer feather, moves an edge a few pixels off onto the photo’s own', async () => {
     const small = smallMatte(3);
     const coarse = await coarseOf(small);
     expect(leftEdge(coarse) - 100).toBeGreaterThanOrEqual(2);
+    const refined = await refineMatte(small, photo(), coarse, {
+      ...DEFAULT_REFINE,
+      radius: 4,
+      feather: { low: 32, high: 144 },
+    });
+    expect(Math.abs(leftEdge(refined) - 100)).toBeLessThanOrEqual(1);
+  });
+
+  it('with the shipped settings, keeps an edge that agrees with the photo, solid car solid, clear background clear', async () => {
+    const small = smallMatte(0);
+    const coarse = await coarseOf(small);
     const refined = await refineMatte(small, photo(), coarse);
     expect(Math.abs(leftEdge(refined) - 100)).toBeLessThanOrEqual(1);
-    // Solid car stays solid and far background stays clear.
     expect(refined.alpha[100 * W + 200]).toBe(255);
     expect(refined.alpha[100 * W + 20]).toBe(0);
+    // Outside the uncertain band nothing changed.
+    expect(refined.alpha[10 * W + 200]).toBe(coarse.alpha[10 * W + 200]);
   });
 });
 
