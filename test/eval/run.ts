@@ -8,6 +8,10 @@
  *    (test/eval/analysis.ts).
  * 3. Backgrounds: proxies per source before and after the main-car step (test/eval/backgrounds.ts), and
  *    eval-out/contact-sheet.html to look at (test/eval/contact-sheet.ts).
+ * 4. Studio (issue 26): on every exterior listing photo, mirrors lost by the corner proxy and the framing
+ *    of `center`, with eval-out/studio-sheet.html (each result with its matte's outline); and edges at full
+ *    resolution on the DAVIS car masks, before and after the refinement (test/eval/studio.ts,
+ *    test/eval/masks-davis.ts).
  * Skips with a message when ../shared/eval is not there.
  */
 import { existsSync } from 'node:fs';
@@ -17,8 +21,10 @@ import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
 import { evalBackgrounds } from './backgrounds.ts';
 import { writeContactSheet } from './contact-sheet.ts';
+import { davisReport, evalDavis } from './masks-davis.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
+import { evalStudio, studioReport } from './studio.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
@@ -28,10 +34,10 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   console.log(`No evaluation data at ${evalDir} (see ../shared/eval/README.md): nothing to evaluate.`);
 } else {
   const models = modelCache({});
-  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds) runs only
-  // those parts.
+  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds, studio) runs
+  // only those parts.
   const parts = new Set(
-    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds').split(','),
+    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio').split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
@@ -40,5 +46,11 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
     const results = await evalBackgrounds(evalDir, models);
     const sheet = await writeContactSheet(evalDir, outDir, models, results);
     console.log(`\ncontact sheet: ${path.relative(repoRoot, sheet)}`);
+  }
+  if (parts.has('studio')) {
+    const studio = await evalStudio(evalDir, outDir, models);
+    console.log(`\n${studioReport(studio)}\nstudio contact sheet: ${path.relative(repoRoot, studio.sheet)}`);
+    if (existsSync(path.join(evalDir, 'extra', 'masks-davis.csv')))
+      console.log(davisReport(await evalDavis(evalDir, models)));
   }
 }

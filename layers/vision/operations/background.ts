@@ -91,7 +91,8 @@ export async function replaceBackground(
 ): Promise<ReplaceBackgroundResult> {
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
   const levels = await openSource(source);
-  let [image, { matte, car }] = await Promise.all([levels.atScale(1), mainCarCutout(deps, levels)]);
+  const whole = levels.atScale(1);
+  let [image, { matte, car, ownAlpha }] = await Promise.all([whole, mainCarCutout(deps, levels, whole)]);
   let stats = matteStats(matte);
   assertUsableMatte(stats);
 
@@ -133,6 +134,7 @@ export async function replaceBackground(
     stats = matteStats(matte);
   }
   const composition = compositionOf(params.framing ?? 'keep', placement !== null, cut, car);
+  if (ownAlpha) composition.notes.push('The photo’s own transparency was kept as the cut-out.');
 
   const transparent = params.background === 'transparent' && !backgroundFile;
   const shadow = { ambient: ambientShadow(stats), contact: contactShadow(stats) };

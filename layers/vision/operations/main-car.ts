@@ -3,7 +3,8 @@ import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
-import type { Matte } from '#vision/math/matte.ts';
+import { FOREGROUND, type Matte } from '#vision/math/matte.ts';
+import { refineMatte } from '#vision/refine.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
 /**
@@ -62,13 +63,42 @@ export async function mainCarMatte(
   return (await mainCarCutout(deps, source)).matte;
 }
 
-/** `mainCarMatte` and what was decided on the way (null without `cars`), for the output to say. */
+/**
+ * `mainCarMatte` and what was decided on the way (null without `cars`), for the output to say. Given the
+ * whole photo, step 4 follows the photo's own edges at its full size (`refineMatte`, a guided filter):
+ * mirrors and antennas thinner than a pixel of the 1024 px matte come out whole. A PNG already cut out
+ * (`alphaCutout`) keeps its own alpha as the matte: whoever made it decided what the subject is.
+ */
 export async function mainCarCutout(
   deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
   source: SourceLevels,
-): Promise<{ matte: Matte; car: MainCar | null }> {
+  whole?: Promise<DecodedImage>,
+): Promise<{ matte: Matte; car: MainCar | null; ownAlpha: boolean }> {
   const preview = await source.atScale(Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height)));
+  // A PNG has no shrink-on-load: its preview is the whole photo, alpha included.
+  const own = preview.width === source.width ? alphaCutout(preview) : null;
+  if (own) return { matte: own, car: null, ownAlpha: true };
   const small = await deps.segmenter.modelMatte(preview);
   const car = deps.cars ? await isolateMainCar(deps.cars, preview, small) : null;
-  return { matte: await deps.segmenter.toPhotoSize(small, source.width, source.height), car };
+  const coarse = await deps.segmenter.toPhotoSize(small, source.width, source.height);
+  if (!whole) return { matte: coarse, car, ownAlpha: false };
+  return { matte: await refineMatte(small, await whole, coarse), car, ownAlpha: false };
+}
+
+/**
+ * The alpha of a 4-channel image as a matte when it is a cut-out: at least 1% of the pixels transparent
+ * (below 128) and at least 1% opaque. A PNG with an alpha channel that is opaque throughout is a photo.
+ */
+export function alphaCutout(image: DecodedImage): Matte | null {
+  if (image.channels !== 4) return null;
+  const n = image.width * image.height;
+  const alpha = new Uint8Array(n);
+  let clear = 0;
+  for (let i = 0; i < n; i++) {
+    const a = image.pixels[i * 4 + 3]!;
+    alpha[i] = a;
+    if (a < FOREGROUND) clear++;
+  }
+  const share = clear / n;
+  return share >= 0.01 && share <= 0.99 ? { width: image.width, height: image.height, alpha } : null;
 }

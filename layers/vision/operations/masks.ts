@@ -18,7 +18,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
-import { mainCarMatte } from './main-car.ts';
+import { mainCarCutout } from './main-car.ts';
 import { plateDetector } from './plate.ts';
 
 /**
@@ -157,8 +157,9 @@ export async function backgroundMaskOperation(
 ): Promise<OperationResult> {
   const segmenter = await isnetSegmenter(models);
   const cars = await carDetector(models);
-  // No full-size decode: the models look at a reduced copy, and only the matte is made at full size.
-  const matte = await mainCarMatte({ segmenter, cars }, await openSource(input.source));
+  // The same matte `background` composites with: refined along the photo's edges at full size.
+  const levels = await openSource(input.source);
+  const { matte } = await mainCarCutout({ segmenter, cars }, levels, levels.atScale(1));
   assertUsableMatte(matteStats(matte));
   const encoded = await encodeMaskResult(matte, input.params);
   return {

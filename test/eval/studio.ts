@@ -1,0 +1,268 @@
+/**
+ * Studio results on every exterior listing photo of ../shared/eval (photos.csv, `views/`), as a dealer would
+ * look at them, and the contact sheet to look with:
+ * - mirrors lost (a proxy): the upper outer corners of the main car's box (grown by 10% outwards, 20-55% of
+ *   its height from the top, the outer 25% of its width each side), where side mirrors stand in every view
+ *   but straight-on rear and side ones. A corner counts as lost when ISNet's own matte there has at least
+ *   0.2% of the box's area and the service's final matte keeps under half of it: what the main-car step,
+ *   the feather or the refinement took away. Per photo: corners lost (0, 1 or 2).
+ * - framing: with `framing: center`, the distance of the car's box centre from the frame's centre, as a share
+ *   of the frame's width, on photos where no edge cuts the car (the others keep their framing).
+ * - the contact sheet: eval-out/studio-sheet.html, every photo's `studio_background` result with its matte's
+ *   outline drawn in magenta, so mirrors, windows and framing can be checked at a glance.
+ * ISNet's and NanoDet's outputs are kept in .cache/eval-studio so that a second run costs no model run.
+ * Run alone: `node --import tsx test/eval/studio.ts`; part of `npm run eval` (PHOTO_JOBS_EVAL=studio).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import sharp from 'sharp';
+import { readPhotos } from '#tools/analyze-samples.ts';
+import type { ObjectDetector } from '#vision/car-detector.ts';
+import { decodeSource, openSource } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
+import { FOREGROUND, type Matte, matteStats } from '#vision/math/matte.ts';
+import { type ModelCache, modelCache } from '#vision/models.ts';
+import { carDetector } from '#vision/operations/analyze.ts';
+import { replaceBackground } from '#vision/operations/background.ts';
+import { mainCarCutout } from '#vision/operations/main-car.ts';
+import { plateDetector } from '#vision/operations/plate.ts';
+import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
+import { spread } from './backgrounds.ts';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const THUMB_WIDTH = 220;
+
+/** Corner regions where side mirrors stand, relative to the car box. */
+export function mirrorCorners(box: Box): [Box, Box] {
+  const w = 0.25 * box.w + 0.1 * box.w;
+  const y = box.y + 0.2 * box.h;
+  const h = 0.35 * box.h;
+  return [
+    { x: box.x - 0.1 * box.w, y, w, h },
+    { x: box.x + box.w - 0.25 * box.w, y, w, h },
+  ];
+}
+
+function areaIn(matte: Matte, region: Box): number {
+  const x0 = Math.max(0, Math.floor(region.x));
+  const y0 = Math.max(0, Math.floor(region.y));
+  const x1 = Math.min(matte.width, Math.ceil(region.x + region.w));
+  const y1 = Math.min(matte.height, Math.ceil(region.y + region.h));
+  let n = 0;
+  for (let y = y0; y < y1; y++)
+    for (let x = x0; x < x1; x++) if (matte.alpha[y * matte.width + x]! >= FOREGROUND) n++;
+  return n;
+}
+
+/** Corners (0..2) where the final matte keeps under half of what ISNet found there. */
+export function mirrorsLost(raw: Matte, final: Matte, box: Box): number {
+  const min = 0.002 * box.w * box.h;
+  return mirrorCorners(box).filter((corner) => {
+    const before = areaIn(raw, corner);
+    return before >= min && areaIn(final, corner) < 0.5 * before;
+  }).length;
+}
+
+/** A segmenter and a car detector that answer from files once the real ones have run on a photo. */
+function cached(dir: string, name: string, segmenter: Segmenter, cars: ObjectDetector) {
+  const matteFile = path.join(dir, `${name}.png`);
+  const carsFile = path.join(dir, `${name}.json`);
+  const seg: Segmenter = {
+    ...segmenter,
+    async modelMatte(image) {
+      if (existsSync(matteFile)) {
+        const m = await sharp(matteFile).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+        return { width: m.info.width, height: m.info.height, alpha: new Uint8Array(m.data) };
+      }
+      const matte = await segmenter.modelMatte(image);
+      await sharp(matte.alpha, { raw: { width: matte.width, height: matte.height, channels: 1 } })
+        .png()
+        .toFile(matteFile);
+      return { ...matte, alpha: Uint8Array.from(matte.alpha) };
+    },
+  };
+  const det: ObjectDetector = {
+    modelVersion: cars.modelVersion,
+    async detect(image, options) {
+      if (existsSync(carsFile)) return JSON.parse(await readFile(carsFile, 'utf8'));
+      const found = await cars.detect(image, options);
+      await writeFile(carsFile, JSON.stringify(found));
+      return found;
+    },
+  };
+  return { segmenter: seg, cars: det };
+}
+
+export interface StudioFigures {
+  readonly photos: number;
+  readonly withCar: number;
+  readonly mirrorsLostBefore: number;
+  readonly mirrorsLostAfter: number;
+  readonly whole: number;
+  readonly centredWithin3: number;
+  readonly worstCentre: number;
+  readonly cut: number;
+  readonly failed: number;
+  readonly sheet: string;
+}
+
+export async function evalStudio(
+  evalDir: string,
+  outDir: string,
+  models: ModelCache,
+): Promise<StudioFigures> {
+  const all = (await readPhotos(evalDir))
+    .filter((p) => p.source === 'listing' && p.photoType === 'exterior')
+    .map((p) => p.file)
+    .sort();
+  // PHOTO_JOBS_STUDIO_SAMPLE=n: an evenly spread sample of n photos, for a machine too busy for all of them.
+  const sample = Number(process.env.PHOTO_JOBS_STUDIO_SAMPLE ?? 0);
+  const photos = sample > 0 ? spread(all, sample) : all;
+  const cacheDir = path.join(repoRoot, '.cache', 'eval-studio');
+  const thumbDir = path.join(outDir, 'studio-sheet');
+  await mkdir(cacheDir, { recursive: true });
+  await rm(thumbDir, { recursive: true, force: true });
+  await mkdir(thumbDir, { recursive: true });
+  const [segmenter, cars, detector] = await Promise.all([
+    isnetSegmenter(models),
+    carDetector(models),
+    plateDetector(models),
+  ]);
+  let withCar = 0;
+  let lostBefore = 0;
+  let lostAfter = 0;
+  let whole = 0;
+  let centred = 0;
+  let worst = 0;
+  let cut = 0;
+  let failed = 0;
+  const cells: string[] = [];
+  for (const [i, file] of photos.entries()) {
+    if (i % 25 === 0) console.log(`  studio: ${i}/${photos.length}`);
+    const name = path.basename(file, path.extname(file)).replace(/[^\w-]+/g, '_');
+    const deps = cached(cacheDir, name, segmenter, cars);
+    const bytes = await readFile(path.join(evalDir, file));
+    const levels = await openSource(bytes);
+    const image = await decodeSource(bytes);
+    // ISNet's matte as it comes, the service's before this change (upscale and feather), and after it.
+    const raw = await segmenter.toPhotoSize(
+      await deps.segmenter.modelMatte(image),
+      image.width,
+      image.height,
+    );
+    const before = await mainCarCutout(deps, levels);
+    const after = await mainCarCutout(deps, levels, Promise.resolve(image));
+    if (after.car?.box) {
+      withCar++;
+      lostBefore += mirrorsLost(raw, before.matte, after.car.box);
+      lostAfter += mirrorsLost(raw, after.matte, after.car.box);
+    }
+    let caption = escapeHtml(file.replace(/^views\//, ''));
+    try {
+      const out = await replaceBackground(
+        { ...deps, detector },
+        bytes,
+        {
+          background: 'studio',
+          plateColor: '#141414',
+          plateSmoothing: true,
+          plateMaskOnly: false,
+          framing: 'center',
+        },
+        null,
+      );
+      const matte = await sharp(out.matte).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+      const stats = matteStats({
+        width: matte.info.width,
+        height: matte.info.height,
+        alpha: new Uint8Array(matte.data),
+      });
+      if (out.composition.car_cut_by_edge.length > 0) cut++;
+      else if (stats.box) {
+        whole++;
+        const off = Math.abs(stats.box.x + stats.box.w / 2 - out.width / 2) / out.width;
+        worst = Math.max(worst, off);
+        if (off <= 0.03) centred++;
+      }
+      caption += `<br>${out.composition.framing}${out.composition.car_cut_by_edge.length ? ` (cut ${out.composition.car_cut_by_edge.join('+')})` : ''}`;
+      await writeFile(path.join(thumbDir, `${i}.jpg`), await outlined(out.image, matte.data, matte.info));
+    } catch (error) {
+      failed++;
+      caption += `<br>${escapeHtml((error as Error).name)}`;
+      await writeFile(
+        path.join(thumbDir, `${i}.jpg`),
+        await sharp(bytes).resize({ width: THUMB_WIDTH }).jpeg({ quality: 80 }).toBuffer(),
+      );
+    }
+    cells.push(
+      `<figure><img src="studio-sheet/${i}.jpg" width="${THUMB_WIDTH}" alt=""><figcaption>${caption}</figcaption></figure>`,
+    );
+  }
+  const sheet = path.join(outDir, 'studio-sheet.html');
+  await writeFile(
+    sheet,
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>studio_background contact sheet</title>
+<style>body{font:12px sans-serif;background:#222;color:#eee}figure{display:inline-block;margin:3px;width:${THUMB_WIDTH}px;vertical-align:top}
+figcaption{word-break:break-all}</style></head><body><h1>studio_background on every exterior listing photo</h1>
+<p>framing center, preset studio; the magenta line is the matte's outline (alpha 128).</p>${cells.join('\n')}</body></html>\n`,
+  );
+  return {
+    photos: photos.length,
+    withCar,
+    mirrorsLostBefore: lostBefore,
+    mirrorsLostAfter: lostAfter,
+    whole,
+    centredWithin3: centred,
+    worstCentre: worst,
+    cut,
+    failed,
+    sheet,
+  };
+}
+
+/** The result with the matte's outline (where it crosses 128) in magenta, as a thumbnail. */
+async function outlined(
+  result: Buffer,
+  matte: Buffer,
+  info: { width: number; height: number },
+): Promise<Buffer> {
+  const { data, info: ri } = await sharp(result).removeAlpha().raw().toBuffer({ resolveWithObject: true });
+  const { width: w, height: h } = info;
+  if (ri.width !== w || ri.height !== h) throw new Error('matte and result differ in size');
+  const on = (x: number, y: number) => matte[y * w + x]! >= FOREGROUND;
+  const thick = Math.max(1, Math.round(w / THUMB_WIDTH));
+  for (let y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++) {
+      const here = on(x, y);
+      let edge = false;
+      for (let d = 1; d <= thick && !edge; d++) {
+        if ((x + d < w && on(x + d, y) !== here) || (y + d < h && on(x, y + d) !== here)) edge = true;
+      }
+      if (edge) data.set([255, 0, 255], (y * w + x) * 3);
+    }
+  }
+  return sharp(data, { raw: { width: w, height: h, channels: 3 } })
+    .resize({ width: THUMB_WIDTH })
+    .jpeg({ quality: 82 })
+    .toBuffer();
+}
+
+const escapeHtml = (s: string) =>
+  s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
+
+export function studioReport(f: StudioFigures): string {
+  return [
+    `Studio on ${f.photos} exterior listing photos (${f.withCar} with a car found, ${f.failed} failed):`,
+    `  mirrors lost per photo (proxy): ${(f.mirrorsLostBefore / f.withCar).toFixed(3)} before -> ${(f.mirrorsLostAfter / f.withCar).toFixed(3)} after refinement`,
+    `  framing center: ${f.centredWithin3}/${f.whole} whole cars centred within 3% of the width (worst ${(100 * f.worstCentre).toFixed(2)}%); ${f.cut} cut by an edge kept their framing`,
+  ].join('\n');
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
+  const figures = await evalStudio(evalDir, path.join(repoRoot, 'eval-out'), modelCache({}));
+  console.log(studioReport(figures));
+  console.log(`contact sheet: ${path.relative(repoRoot, figures.sheet)}`);
+}
