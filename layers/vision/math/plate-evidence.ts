@@ -36,6 +36,8 @@ export interface TextEvidence {
 
 /** A proposal of the shrunk pass is kept only if at least this share of the photo's width (a close-up). */
 export const CLOSE_UP_MIN_WIDTH = 0.2;
+/** ... and at most this share: wider boxes of that pass lie on the edge of its grey border. */
+export const CLOSE_UP_MAX_WIDTH = 0.9;
 /** The detector also reads inside this many vehicles (largest first) at up to 640 px. */
 export const CAR_LOOKS = 3;
 export const CAR_MIN_SCORE = 0.35;
