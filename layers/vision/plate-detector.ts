@@ -27,6 +27,7 @@ import { plateLineGroups, plateText, type TextRegion, unionBox } from '#vision/m
 import {
   CAR_LOOKS,
   CAR_MIN_SCORE,
+  CLOSE_UP_MAX_WIDTH,
   CLOSE_UP_MIN_WIDTH,
   confirmed,
   LOOK_MIN_CROP,
@@ -217,10 +218,13 @@ export async function createPlateDetector(
     // at up to 640 px (a far plate, 15 px high in a 12 MP photo, comes out 2-3 times larger).
     const proposals = [...(await at(wholeScale, whole))];
     const shrunk = await at(wholeScale, { ...whole, pad: 2 });
-    // The edge between the photo and the grey around it draws boxes larger than the photo: never a plate.
+    // The edge between the photo and the grey around it draws boxes as large as the photo: a plate spans
+    // at most 90% of the width (the issue's closest close-up is 80%).
     const closeUps = shrunk.filter(
       (d) =>
-        d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width && outsideShare(d.box, photo) <= PLATE_RULE.maxOutside,
+        d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width &&
+        d.box.w <= CLOSE_UP_MAX_WIDTH * photo.width &&
+        outsideShare(d.box, photo) <= PLATE_RULE.maxOutside,
     );
     proposals.push(...closeUps.slice(0, 2));
     const cars = carDetector ? await findCars(levels, photo) : [];
