@@ -168,6 +168,25 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await page.screenshot({ path: path.join(SCREENSHOTS, 'docs.png') });
   });
 
+  it('makes a transparent cut-out as WEBP at the width asked, from the form’s options', async () => {
+    await openConsole(await server.createKey(5));
+    await page.getByLabel('Mode').selectOption('studio_background');
+    await page.getByLabel('Background', { exact: true }).selectOption('transparent');
+    await page.getByLabel('Format').selectOption('webp');
+    await page.getByLabel('Max width (px)').fill('480');
+    await page.getByLabel('Photos').setInputFiles(plateOf('eu/eu1.jpg'));
+    await page.getByRole('button', { name: 'Process' }).click();
+    const result = page.getByRole('img', { name: /^Result/ }).first();
+    await result.waitFor({ state: 'visible', timeout: 120_000 });
+    await expect
+      .poll(() => result.evaluate((image) => (image as unknown as { naturalWidth: number }).naturalWidth), {
+        timeout: 30_000,
+      })
+      .toBe(480);
+    const src = await result.getAttribute('src');
+    expect(src).toMatch(/result\.webp$/);
+  });
+
   it('runs a ZIP of three photos as a batch and shows its progress to the end', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-e2e-'));
     const archive = path.join(dir, 'three-cars.zip');

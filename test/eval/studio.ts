@@ -139,9 +139,12 @@ export async function evalStudio(
   let cut = 0;
   let failed = 0;
   const cells: string[] = [];
+  const photoIndex: number[] = [];
   for (const [i, file] of photos.entries()) {
     if (i % 25 === 0) console.log(`  studio: ${i}/${photos.length}`);
     const name = path.basename(file, path.extname(file)).replace(/[^\w-]+/g, '_');
+    // PHOTO_JOBS_STUDIO_CACHED=1: only photos whose model outputs are kept already (a busy machine).
+    if (process.env.PHOTO_JOBS_STUDIO_CACHED && !existsSync(path.join(cacheDir, `${name}.json`))) continue;
     const deps = cached(cacheDir, name, segmenter, cars);
     const bytes = await readFile(path.join(evalDir, file));
     const levels = await openSource(bytes);
@@ -196,10 +199,26 @@ export async function evalStudio(
         await sharp(bytes).resize({ width: THUMB_WIDTH }).jpeg({ quality: 80 }).toBuffer(),
       );
     }
+    photoIndex.push(i);
     cells.push(
       `<figure><img src="studio-sheet/${i}.jpg" width="${THUMB_WIDTH}" alt=""><figcaption>${caption}</figcaption></figure>`,
     );
   }
+  // A 4 x 3 grid of the first thumbnails: the sample docs/quality.md describes (the photos themselves may
+  // not be committed, so neither is this picture).
+  const tiles = await Promise.all(
+    cells.slice(0, 12).map((_, i) =>
+      sharp(path.join(thumbDir, `${photoIndex[i]}.jpg`))
+        .resize(THUMB_WIDTH, 150, { fit: 'contain', background: '#222222' })
+        .toBuffer(),
+    ),
+  );
+  await sharp({ create: { width: THUMB_WIDTH * 4, height: 150 * 3, channels: 3, background: '#222222' } })
+    .composite(
+      tiles.map((input, i) => ({ input, left: (i % 4) * THUMB_WIDTH, top: Math.floor(i / 4) * 150 })),
+    )
+    .png()
+    .toFile(path.join(outDir, 'studio-sheet-sample.png'));
   const sheet = path.join(outDir, 'studio-sheet.html');
   await writeFile(
     sheet,
@@ -209,7 +228,7 @@ figcaption{word-break:break-all}</style></head><body><h1>studio_background on ev
 <p>framing center, preset studio; the magenta line is the matte's outline (alpha 128).</p>${cells.join('\n')}</body></html>\n`,
   );
   return {
-    photos: photos.length,
+    photos: cells.length,
     withCar,
     mirrorsLostBefore: lostBefore,
     mirrorsLostAfter: lostAfter,
