@@ -1,7 +1,9 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ENDPOINTS } from '../functions/api/endpoints.ts';
 import { errorNames } from '../layers/core/error-names.ts';
+import { API_PREFIX } from '../layers/core/jobs/envelope.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from '../layers/core/webhooks/retry-schedule.ts';
 
@@ -13,7 +15,7 @@ export const stackNames = {
   service: 'PhotoJobsService',
 } as const;
 
-export const apiPrefix = '/api/v1';
+export const apiPrefix = API_PREFIX;
 
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -25,43 +27,18 @@ export interface RouteEntry {
   handler: string;
 }
 
-const api = (name: string) => `functions/api/${name}/handler.ts`;
-const route = (method: RouteMethod, path: string, handler: string): RouteEntry => ({
-  method,
-  path: `${apiPrefix}${path}`,
-  handler: api(handler),
-});
-
 /**
- * Every HTTP route of the service. It drives both the Lambda functions (one per distinct handler file)
- * and the API Gateway routes; the local server reads the same table back from the synthesized template.
+ * Every HTTP route of the service under `/api/v1`: each endpoint's schema.ts states its routes
+ * (functions/api/endpoints.ts lists them), and its folder's handler.ts serves them. The table drives both
+ * the Lambda functions (one per handler file) and the API Gateway routes; the local server reads it back
+ * from the synthesized template.
  */
-export const routes: readonly RouteEntry[] = [
-  route('POST', '/jobs', 'create-job'),
-  route('GET', '/jobs', 'list-jobs'),
-  route('GET', '/jobs/{job_id}', 'get-job'),
-  route('POST', '/jobs/{job_id}/cancel', 'cancel-job'),
-  route('POST', '/jobs/{job_id}/retry', 'retry-job'),
-  route('GET', '/jobs/{job_id}/deliveries', 'list-deliveries'),
-  route('POST', '/jobs/{job_id}/deliveries/redeliver', 'redeliver-webhook'),
-  route('GET', '/results/{job_id}/{name}', 'get-result'),
-  route('POST', '/uploads', 'create-upload'),
-  route('POST', '/assets', 'create-asset'),
-  route('GET', '/files', 'list-files'),
-  route('DELETE', '/files/{file_id}', 'delete-file'),
-  route('POST', '/batches', 'create-batch'),
-  route('GET', '/batches/{batch_id}', 'get-batch'),
-  route('POST', '/batches/{batch_id}/{action}', 'control-batch'),
-  route('GET', '/batches/{batch_id}/download', 'download-batch'),
-  // Legacy routes share the create-job handler, which tells them apart by the event's routeKey.
-  route('POST', '/process', 'create-job'),
-  route('POST', '/analyze', 'create-job'),
-  route('GET', '/quota', 'get-quota'),
-  ...(['GET', 'PUT', 'PATCH', 'POST', 'DELETE'] as const).map((method) =>
-    route(method, '/webhook', 'webhook-settings'),
-  ),
-  route('GET', '/openapi.json', 'get-openapi'),
-];
+export const routes: readonly RouteEntry[] = Object.entries(ENDPOINTS).flatMap(([folder, contract]) =>
+  Object.keys(contract.operations).map((key) => {
+    const [method, path] = key.split(' ') as [RouteMethod, string];
+    return { method, path: `${apiPrefix}${path}`, handler: `functions/api/${folder}/handler.ts` };
+  }),
+);
 
 /** The web console and the API reference: static pages outside `/api/v1`, served by one function. */
 export const pageHandler = 'functions/api/get-page/handler.ts';

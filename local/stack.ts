@@ -67,7 +67,8 @@ export interface LocalStackOptions {
 
 export interface LocalStack {
   baseUrl: string;
-  endpoints: { dynamodb: string; s3: string; sfn: string };
+  /** `stateMachines`: the job and archive workflows' ARNs, for a reader that asks what runs. */
+  endpoints: { dynamodb: string; s3: string; sfn: string; stateMachines: string[] };
   /** The job events published so far, one JSON object a line. */
   eventsLogFile: string;
   close(): Promise<void>;
@@ -261,7 +262,12 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     throw error;
   }
   const { port } = server.address() as AddressInfo;
-  const endpoints = { dynamodb: dynamo.endpoint, s3: s3.endpoint, sfn: sfn.endpoint };
+  const endpoints = {
+    dynamodb: dynamo.endpoint,
+    s3: s3.endpoint,
+    sfn: sfn.endpoint,
+    stateMachines: [stateMachineArn, archiveMachine.arn],
+  };
   if (options.dataDir) {
     await writeFile(
       path.join(options.dataDir, STACK_FILE),

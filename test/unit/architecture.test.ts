@@ -35,7 +35,8 @@ const ALLOWED: Record<string, readonly string[]> = {
   'layers/vision': ['layers/core', 'layers/config', 'models'],
   models: ['layers/core'],
   functions: ['layers/core', 'layers/config', 'layers/aws', 'layers/http', 'layers/vision', 'models'],
-  lib: ['layers/core'],
+  // lib/config.ts makes the route table from the endpoints' own statements (functions/api/endpoints.ts).
+  lib: ['layers/core', 'functions'],
   // Offline tools (fitting a head) run the operations' own code on labelled photos; nothing imports them.
   tools: ['layers/core', 'layers/config', 'layers/vision', 'models'],
   // The client's types are the server's own schemas, endpoint ones included (type imports only).
@@ -120,6 +121,18 @@ describe('architecture', () => {
     expect(
       EXCEPTIONS.map((entry) => `${entry.from} -> ${entry.to}`).filter((key) => !usedExceptions.has(key)),
     ).toEqual([]);
+  });
+
+  it('lets lib/ read of functions/ only the list of endpoints, whose schema.ts files state the routes', () => {
+    const reads: string[] = [];
+    for (const [file, { specifiers }] of imports) {
+      if (roomOf(file) !== 'lib') continue;
+      for (const specifier of specifiers) {
+        const target = resolveImport(file, specifier);
+        if (target && roomOf(target) === 'functions') reads.push(`${file} -> ${target}`);
+      }
+    }
+    expect(reads).toEqual(['lib/config.ts -> functions/api/endpoints.ts']);
   });
 
   it('imports the AGPL-licensed IAM simulator (@cloud-copilot) only from local/: nothing deployed carries it', () => {

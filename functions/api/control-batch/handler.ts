@@ -6,12 +6,12 @@ import { controlBatch } from '#core/use-cases/control-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { batchDeps, deps } from '#wiring/api.ts';
-import { pathParameters } from './schema.ts';
+import { contract, pathParameters } from './schema.ts';
 
 /** POST /batches/{batch_id}/pause, /resume, /cancel, /retry; no body. */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     const action = pathParameters.action.safeParse(event.pathParameters?.action);
     if (!action.success) {

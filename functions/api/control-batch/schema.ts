@@ -1,7 +1,7 @@
 /** The contract of POST /batches/{batch_id}/{action}: the action the handler checks with, and the route entry. */
 import { z } from 'zod';
 import { BATCH_ACTIONS } from '#core/batches/batch.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
 export const pathParameters = {
@@ -9,6 +9,7 @@ export const pathParameters = {
 };
 
 export const contract = endpointContract({
+  auth: 'key',
   pathParameters,
   operations: {
     'POST /batches/{batch_id}/{action}': {
@@ -23,7 +24,6 @@ export const contract = endpointContract({
         'Repeating pause, resume or cancel changes nothing and answers 200; any other move its status does not ' +
         'allow is 409, and so is a retry without failed photos.',
       tag: 'Batches',
-      auth: 'key',
       responses: { 200: json('BatchEnvelope', 'The batch after the action.') },
     },
   },

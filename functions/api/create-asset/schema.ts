@@ -1,7 +1,7 @@
-/** The contract of POST /assets: it takes the job input (shared, layers/http/schemas.ts) and answers the stored asset. */
+/** The contract of POST /assets: it takes the job input (shared, layers/http/schemas/) and answers the stored asset. */
 import { z } from 'zod';
-import { endpointContract, JOB_BODY, json } from '#http/openapi/generator.ts';
-import { timestamp } from '#http/schemas.ts';
+import { endpointContract, example, JOB_BODY, json } from '#http/openapi/contract.ts';
+import { timestamp } from '#http/schemas/fields.ts';
 
 export const Asset = z
   .object({
@@ -12,6 +12,7 @@ export const Asset = z
   .describe('A stored source image (spec 2.5).');
 
 export const contract = endpointContract({
+  auth: 'key',
   responseSchemas: { Asset },
   operations: {
     'POST /assets': {
@@ -21,9 +22,16 @@ export const contract = endpointContract({
         'Needs an account key. The body schema is that of job creation; the source image (`file` or `url`) ' +
         'is stored. Reference the asset later as `asset_id` in a job input.',
       tag: 'Assets',
-      auth: 'key',
       body: JOB_BODY,
-      responses: { 201: json('Asset', 'Stored.') },
+      responses: {
+        201: json('Asset', 'Stored.', {
+          examples: example('A stored photo', {
+            asset_id: 'ast_3v5b7n9m1q3w5e7r9t1y3u5i',
+            expires_at: '2026-12-01T09:30:00.000Z',
+            original_name: 'estate-front.jpg',
+          }),
+        }),
+      },
     },
   },
 });

@@ -6,11 +6,12 @@ import { createBatch } from '#core/use-cases/create-batch.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { batchDeps, deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 /** POST /batches: multipart `archive` (ZIP) plus `mode`, `background`, `plate_color`. Not idempotent (spec 4). */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (_event, context) => {
     const request = parseBatchRequest(context.body.fields, context.body.files);
     const { batch, items } = await createBatch(batchDeps(), context.caller, request);

@@ -1,9 +1,11 @@
 /** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
 import { z } from 'zod';
+import { batchPath } from '#core/batches/batch.ts';
 import { BatchInputSchema } from '#core/batches/input.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';
-import { endpointContract, json, location } from '#http/openapi/generator.ts';
-import { Batch, documented } from '#http/schemas.ts';
+import { endpointContract, example, json, location } from '#http/openapi/contract.ts';
+import { BATCH_EXAMPLE_ID, Batch, batchExample } from '#http/schemas/batch.ts';
+import { documented } from '#http/schemas/fields.ts';
 
 const batch = BatchInputSchema.shape;
 documented(batch.upload_id, {
@@ -54,6 +56,7 @@ export const BatchCreated = z
   .describe('A new batch: its first photos are already starting.');
 
 export const contract = endpointContract({
+  auth: 'key',
   requestSchemas: { BatchForm, BatchInput },
   responseSchemas: { BatchCreated },
   operations: {
@@ -68,11 +71,14 @@ export const contract = endpointContract({
         'links) or an archive without photos; 413 naming the limit an archive exceeds (entries, entry size, ' +
         'total uncompressed size, compression ratio).',
       tag: 'Batches',
-      auth: 'key',
       body: { 'multipart/form-data': 'BatchForm', 'application/json': 'BatchInput' },
       responses: {
         202: json('BatchCreated', 'Accepted: the batch is processing.', {
           headers: location('Path of the batch.'),
+          examples: example('Three photos, being unpacked', {
+            batch: batchExample('unpacking'),
+            status_url: batchPath(BATCH_EXAMPLE_ID),
+          }),
         }),
       },
     },

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { correlate, httpCorrelation, logger, observability, recordJobCreated } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
-import { createdJobEnvelope } from '#core/jobs/envelope.ts';
+import { API_PREFIX, createdJobEnvelope, jobPath } from '#core/jobs/envelope.ts';
 import { LEGACY_PROCESS_MODES, parseJobRequest } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
 import { analyzeCreatedResponse, processCreatedResponse } from '#core/jobs/legacy.ts';
@@ -11,19 +11,24 @@ import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts
 import { jobResponse } from '#http/job-response.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
-/** One handler serves POST /jobs and the legacy /process and /analyze, which differ in modes and answers. */
-const ROUTES: Record<string, { route: JobRoute; modes?: readonly Operation[] }> = {
-  'POST /api/v1/jobs': { route: 'jobs' },
-  'POST /api/v1/process': { route: 'process', modes: LEGACY_PROCESS_MODES },
-  'POST /api/v1/analyze': { route: 'analyze', modes: ['analyze'] },
+/**
+ * One handler serves POST /jobs and the legacy /process and /analyze (its contract's routes, so a route
+ * added there without a line here does not compile), which differ in modes and answers.
+ */
+const ROUTES: Record<keyof typeof contract.operations, { route: JobRoute; modes?: readonly Operation[] }> = {
+  'POST /jobs': { route: 'jobs' },
+  'POST /process': { route: 'process', modes: LEGACY_PROCESS_MODES },
+  'POST /analyze': { route: 'analyze', modes: ['analyze'] },
 };
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key-or-guest', opensGuestSession: true, deps }))
+  .use(httpStack({ auth: contract.auth, opensGuestSession: true, deps }))
   .handler(async (event, context) => {
-    const { route, modes } = ROUTES[event.routeKey] ?? ROUTES['POST /api/v1/jobs']!;
+    const key = event.routeKey.replace(` ${API_PREFIX}/`, ' /') as keyof typeof ROUTES;
+    const { route, modes } = ROUTES[key] ?? ROUTES['POST /jobs'];
     const { fields, files } = context.body;
     const request = parseJobRequest(
       route === 'analyze' ? { ...fields, mode: 'analyze' } : fields,
@@ -38,7 +43,7 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
       logger.info('job created', { operation: job.operation, route });
     }
     const account = job.account ? await deps().accounts.get(job.account) : null;
-    const location = { location: `/api/v1/jobs/${job.id}` };
+    const location = { location: jobPath(job.id) };
     // A replay (200) returns the job as polling would; a fresh legacy job gets its route's creation answer.
     if (status === 202 && route === 'process')
       return json(202, processCreatedResponse(job, account), location);

@@ -4,10 +4,12 @@
  * (layers/http/schemas.ts); the legacy forms are that input, as `parseJobRequest` reads it on each route.
  */
 import { z } from 'zod';
+import { jobPath } from '#core/jobs/envelope.ts';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { PRICES } from '#core/jobs/operations.ts';
-import { endpointContract, JOB_BODY, json, location } from '#http/openapi/generator.ts';
-import { JobEnvelope, JobInputForm, JobStatus } from '#http/schemas.ts';
+import { endpointContract, example, JOB_BODY, json, location } from '#http/openapi/contract.ts';
+import { JOB_EXAMPLES, JobEnvelope, JobStatus } from '#http/schemas/job.ts';
+import { JobInputForm } from '#http/schemas/job-input.ts';
 
 /**
  * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
@@ -77,6 +79,7 @@ const REPLAY =
   'the job envelope is returned again.';
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   requestSchemas: { LegacyProcessForm, LegacyAnalyzeForm },
   responseSchemas: { JobCreated, LegacyProcessCreated, LegacyAnalyzeCreated },
   operations: {
@@ -87,23 +90,54 @@ export const contract = endpointContract({
         'The job runs asynchronously: poll `status_url`/`links.self` or wait for the webhook. Credits are ' +
         'reserved now and charged on success.',
       tag: 'Jobs',
-      auth: 'key-or-guest',
       idempotent: true,
       body: JOB_BODY,
+      bodyExamples: {
+        'application/json': {
+          plate_from_url: {
+            summary: 'Hide the plate of a photo on the web, with a one-off webhook',
+            value: {
+              mode: 'plate',
+              url: 'https://images.example.com/cars/estate-front.jpg',
+              plate_color: '#141414',
+              webhook_url: 'https://hooks.example.com/photo-jobs',
+            },
+          },
+          studio_from_asset: {
+            summary: 'Studio background for an uploaded asset',
+            value: {
+              mode: 'studio_background',
+              asset_id: 'ast_3v5b7n9m1q3w5e7r9t1y3u5i',
+              background: 'showroom',
+            },
+          },
+        },
+      },
       responses: {
         202: json(
           'JobCreated',
           'Accepted: the job is queued. A repeated `Idempotency-Key` for a job still running returns that job, also with 202.',
-          JOB_LOCATION,
+          {
+            ...JOB_LOCATION,
+            examples: example('A plate job, queued', {
+              ...JOB_EXAMPLES.queued,
+              status_url: jobPath(JOB_EXAMPLES.queued.job_id),
+            }),
+          },
         ),
-        200: json('JobEnvelope', REPLAY, JOB_LOCATION),
+        200: json('JobEnvelope', REPLAY, {
+          ...JOB_LOCATION,
+          examples: example(
+            'Replay of a finished job (same Idempotency-Key and body)',
+            JOB_EXAMPLES.succeeded,
+          ),
+        }),
       },
     },
     'POST /process': {
       operationId: 'legacyProcess',
       summary: 'Legacy: queue a processing job',
       tag: 'Legacy',
-      auth: 'key-or-guest',
       idempotent: true,
       body: { 'multipart/form-data': 'LegacyProcessForm' },
       responses: {
@@ -116,7 +150,6 @@ export const contract = endpointContract({
       summary: 'Legacy: queue an analysis job',
       description: 'The analysis arrives with the finished job (polling or webhook).',
       tag: 'Legacy',
-      auth: 'key-or-guest',
       idempotent: true,
       body: { 'multipart/form-data': 'LegacyAnalyzeForm' },
       responses: {

@@ -5,6 +5,7 @@ import { createUpload } from '#core/use-cases/uploads.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 /**
  * POST /uploads `{content_type, filename, size}` (JSON or form): 201 with a presigned PUT for the file,
@@ -12,7 +13,7 @@ import { deps } from '#wiring/api.ts';
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (_event, context) => {
     const { fields } = context.body;
     // A form sends the size as text.

@@ -2,8 +2,8 @@
 import { z } from 'zod';
 import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { documented, timestamp } from '#http/schemas.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
+import { documented, timestamp } from '#http/schemas/fields.ts';
 
 const upload = UploadRequestSchema.shape;
 documented(upload.content_type, {
@@ -42,6 +42,7 @@ export const UploadCreated = z
   .describe('A direct upload: where to PUT the file, and the id to name it by afterwards.');
 
 export const contract = endpointContract({
+  auth: 'key',
   requestSchemas: { UploadRequest },
   responseSchemas: { UploadCreated },
   operations: {
@@ -58,7 +59,6 @@ export const contract = endpointContract({
         '415. Nothing is charged for an upload or for a refused use of it. Limits: photos 40 MB and 100 ' +
         'megapixels, archives 2 GB (413 over).',
       tag: 'Uploads',
-      auth: 'key',
       body: { 'application/json': 'UploadRequest', 'application/x-www-form-urlencoded': 'UploadRequest' },
       responses: { 201: json('UploadCreated', 'Upload opened: PUT the file to `url`.') },
     },

@@ -5,10 +5,11 @@ import { deleteFile } from '#core/use-cases/files.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     await deleteFile(deps(), context.caller, parseFileId(event.pathParameters?.file_id));
     return json(200, { result: true });

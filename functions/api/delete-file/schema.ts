@@ -1,8 +1,8 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
 import { z } from 'zod';
 import { FileIdSchema } from '#core/files/files.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { documented } from '#http/schemas.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
+import { documented } from '#http/schemas/fields.ts';
 
 export const ResultFlag = z
   .object({ result: z.boolean() })
@@ -14,6 +14,7 @@ export const pathParameters = {
 };
 
 export const contract = endpointContract({
+  auth: 'key',
   responseSchemas: { ResultFlag },
   pathParameters,
   operations: {
@@ -21,7 +22,6 @@ export const contract = endpointContract({
       operationId: 'deleteFile',
       summary: 'Delete a file',
       tag: 'Files',
-      auth: 'key',
       responses: { 200: json('ResultFlag', 'Deleted.') },
     },
   },

@@ -5,6 +5,7 @@ import { DOWNLOAD_LINK_SECONDS, downloadBatch } from '#core/use-cases/download-b
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json, redirect } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 /**
  * GET /batches/{batch_id}/download[?partial=true]: 302 to the archive in storage (application/zip) once
@@ -13,7 +14,7 @@ import { deps } from '#wiring/api.ts';
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     const { partial } = DownloadBatchQuery.parse({ partial: event.queryStringParameters?.partial });
     const batchId = event.pathParameters?.batch_id ?? '';

@@ -1,8 +1,8 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
 import { z } from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
-import { endpointContract, json, location } from '#http/openapi/generator.ts';
-import { BOOLEAN_SPELLINGS, documented } from '#http/schemas.ts';
+import { endpointContract, json, location } from '#http/openapi/contract.ts';
+import { BOOLEAN_SPELLINGS, documented } from '#http/schemas/fields.ts';
 
 /** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
 documented(DownloadBatchQuery.shape.partial, {
@@ -20,6 +20,7 @@ export const BatchDownloadLink = z
   .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 
 export const contract = endpointContract({
+  auth: 'key',
   responseSchemas: { BatchDownloadLink },
   operations: {
     'GET /batches/{batch_id}/download': {
@@ -36,7 +37,6 @@ export const contract = endpointContract({
         '`application/json` and not `application/zip` gets the link as JSON (200) instead of the redirect: a ' +
         'browser page cannot read a redirect’s `Location`, and following it would send its key to the storage.',
       tag: 'Batches',
-      auth: 'key',
       query: downloadBatchQuery,
       responses: {
         202: {

@@ -1,6 +1,7 @@
 /** The contract of GET /quota: the balance it answers. */
 import { z } from 'zod';
-import { endpointContract, json } from '#http/openapi/generator.ts';
+import { PRICES } from '#core/jobs/operations.ts';
+import { endpointContract, example, json } from '#http/openapi/contract.ts';
 
 const balance = (description: string) =>
   z.number().nullable().describe(`${description}; null for the master key.`);
@@ -13,8 +14,8 @@ export const Quota = z
       remaining: balance('Credits available'),
       credits_remaining: balance('Same as `remaining`'),
       user_credits_remaining: balance('Same as `remaining`'),
-      process_credit_cost: z.number().describe('5'),
-      classification_credit_cost: z.number().describe('1'),
+      process_credit_cost: z.number().describe(String(PRICES.edit)),
+      classification_credit_cost: z.number().describe(String(PRICES.analysis)),
       used_total: balance('Credits charged so far'),
       unlimited: z.literal(true).optional().describe('Present for the master key, which deducts no credits.'),
     }),
@@ -24,14 +25,30 @@ export const Quota = z
   );
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   responseSchemas: { Quota },
   operations: {
     'GET /quota': {
       operationId: 'getQuota',
       summary: 'Credit balance of the calling key',
       tag: 'Account',
-      auth: 'key-or-guest',
-      responses: { 200: json('Quota', 'The balance.') },
+      responses: {
+        200: json('Quota', 'The balance.', {
+          examples: example('An API key with 95 credits left', {
+            result: true,
+            quota: {
+              active: true,
+              authorized: true,
+              remaining: 95,
+              credits_remaining: 95,
+              user_credits_remaining: 95,
+              process_credit_cost: PRICES.edit,
+              classification_credit_cost: PRICES.analysis,
+              used_total: 5,
+            },
+          }),
+        }),
+      },
     },
   },
 });

@@ -4,9 +4,9 @@ import { NotFoundError } from '#core/errors.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
-import { sharedPathParameters } from '#http/schemas.ts';
+import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { deps } from '#wiring/api.ts';
-import { pathParameters } from './schema.ts';
+import { contract, pathParameters } from './schema.ts';
 
 const LINK_LIFETIME_SECONDS = 15 * 60;
 
@@ -16,7 +16,7 @@ const LINK_LIFETIME_SECONDS = 15 * 60;
  */
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'none', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event) => {
     const jobId = event.pathParameters?.job_id ?? '';
     const name = event.pathParameters?.name ?? '';

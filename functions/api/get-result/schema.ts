@@ -1,6 +1,6 @@
 /** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
 import { z } from 'zod';
-import { endpointContract, location } from '#http/openapi/generator.ts';
+import { endpointContract, location } from '#http/openapi/contract.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
 export const pathParameters = {
@@ -11,6 +11,7 @@ export const pathParameters = {
 };
 
 export const contract = endpointContract({
+  auth: 'none',
   pathParameters,
   operations: {
     'GET /results/{job_id}/{name}': {
@@ -20,7 +21,6 @@ export const contract = endpointContract({
         'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
         'Results are kept 30 days.',
       tag: 'Results',
-      auth: 'none',
       responses: {
         302: {
           description: 'Redirect to the file.',

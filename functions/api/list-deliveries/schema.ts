@@ -1,7 +1,7 @@
 /** The contract of GET /jobs/{job_id}/deliveries: the delivery log it answers. */
 import { z } from 'zod';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { WebhookDelivery } from '#http/schemas.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
+import { WebhookDelivery } from '#http/schemas/webhook-delivery.ts';
 
 export const DeliveryLog = z
   .object({
@@ -15,6 +15,7 @@ export const DeliveryLog = z
   .describe('The webhook delivery log of a job.');
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   responseSchemas: { DeliveryLog },
   operations: {
     'GET /jobs/{job_id}/deliveries': {
@@ -24,7 +25,6 @@ export const contract = endpointContract({
         'Every delivery of the job’s final JSON to its webhook, with each attempt’s time, HTTP status and ' +
         'latency. Only the job’s owner sees it; anyone else gets 404.',
       tag: 'Webhooks',
-      auth: 'key-or-guest',
       responses: { 200: json('DeliveryLog', 'The delivery log, newest delivery first.') },
     },
   },

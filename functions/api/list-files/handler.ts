@@ -5,10 +5,11 @@ import { listFiles } from '#core/use-cases/files.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     const query = parsePageQuery(event.queryStringParameters ?? {});
     const { files, nextCursor } = await listFiles(deps(), context.caller, query);

@@ -1,8 +1,8 @@
 /** The contract of GET /files: its query and its page of files. */
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { cursor, documented, timestamp } from '#http/schemas.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
+import { cursor, documented, timestamp } from '#http/schemas/fields.ts';
 
 /** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
 documented(PageQuerySchema.shape.limit, { default: DEFAULT_PAGE_SIZE, description: 'Page size.' });
@@ -34,6 +34,7 @@ export const FileList = z
   .describe('A page of the caller’s files (an administrator sees every file).');
 
 export const contract = endpointContract({
+  auth: 'key',
   responseSchemas: { FileItem, FileList },
   operations: {
     'GET /files': {
@@ -41,7 +42,6 @@ export const contract = endpointContract({
       summary: 'List the caller’s files',
       description: 'Ordinary keys see their own files; an administrator keeps the legacy global listing.',
       tag: 'Files',
-      auth: 'key',
       query: listFilesQuery,
       responses: { 200: json('FileList', 'A page of files.') },
     },

@@ -1,8 +1,9 @@
 /** The contract of GET /jobs: its query (the run-time `ListJobsQuery`, described) and its page of jobs. */
 import { z } from 'zod';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { cursor, documented, Job } from '#http/schemas.ts';
+import { endpointContract, example, json } from '#http/openapi/contract.ts';
+import { cursor, documented } from '#http/schemas/fields.ts';
+import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
 
 /** Query parameters of GET /jobs: the schema the use case parses with, described. */
 documented(ListJobsQuery.shape.limit, { description: 'Page size.' });
@@ -18,6 +19,7 @@ export const JobList = z
   .describe('A page of the caller’s jobs, newest first.');
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   responseSchemas: { JobList },
   operations: {
     'GET /jobs': {
@@ -25,9 +27,15 @@ export const contract = endpointContract({
       summary: 'List the caller’s jobs',
       description: 'Only jobs of the calling key (or guest session), newest first.',
       tag: 'Jobs',
-      auth: 'key-or-guest',
       query: listJobsQuery,
-      responses: { 200: json('JobList', 'A page of jobs.') },
+      responses: {
+        200: json('JobList', 'A page of jobs.', {
+          examples: example('The newest job and the cursor of the next page', {
+            jobs: [JOB_EXAMPLES.resource],
+            next_cursor: 1764063000000001,
+          }),
+        }),
+      },
     },
   },
 });

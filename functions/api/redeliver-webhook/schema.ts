@@ -1,7 +1,8 @@
 /** The contract of POST /jobs/{job_id}/deliveries/redeliver: its route entries in the OpenAPI document. */
-import { endpointContract, json } from '#http/openapi/generator.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   operations: {
     'POST /jobs/{job_id}/deliveries/redeliver': {
       operationId: 'redeliverWebhook',
@@ -11,7 +12,6 @@ export const contract = endpointContract({
         'ones; the body is what polling returns at this moment. 409 when the job is not finished or has no ' +
         'webhook URL.',
       tag: 'Webhooks',
-      auth: 'key-or-guest',
       responses: {
         200: json(
           'WebhookDelivery',

@@ -5,10 +5,11 @@ import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts
 import { jobResponse } from '#http/job-response.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { contract } from './schema.ts';
 
 export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'key-or-guest', deps }))
+  .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     const { status, job } = await retryOwnJob(deps(), context.caller, event.pathParameters?.job_id ?? '');
     return jobResponse(deps(), status, job);

@@ -1,14 +1,14 @@
 /** The contract of POST /jobs/{job_id}/retry: its route entries in the OpenAPI document. */
-import { endpointContract, json } from '#http/openapi/generator.ts';
+import { endpointContract, json } from '#http/openapi/contract.ts';
 
 export const contract = endpointContract({
+  auth: 'key-or-guest',
   operations: {
     'POST /jobs/{job_id}/retry': {
       operationId: 'retryJob',
       summary: 'Retry a failed job',
       description: 'Only a failed job can be retried; anything else is 409.',
       tag: 'Jobs',
-      auth: 'key-or-guest',
       responses: {
         202: json('JobEnvelope', 'The job is queued again, with a new credit reservation.'),
         200: json(

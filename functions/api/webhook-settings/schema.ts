@@ -1,8 +1,8 @@
 /** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
 import { z } from 'zod';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
-import { endpointContract, json } from '#http/openapi/generator.ts';
-import { documented } from '#http/schemas.ts';
+import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
+import { documented } from '#http/schemas/fields.ts';
 
 documented(WebhookUpdateSchema.shape.webhook_url, {
   description:
@@ -29,18 +29,29 @@ const WEBHOOK_BODY = {
   'multipart/form-data': 'WebhookUpdate',
 } as const;
 
-const webhookUpdate = (method: string) =>
+const HOOK = 'https://hooks.example.com/photo-jobs';
+const setting = (message: string, url: string) => ({
+  result: true,
+  code: 200,
+  message,
+  webhook_url: url,
+  webhook_enabled: Boolean(url),
+});
+
+/** An update route; PUT carries the examples (PATCH and POST take the same body). */
+const webhookUpdate = (method: string, examples?: { request: Examples; response: Examples }) =>
   ({
     operationId: `${method}Webhook`,
     summary: 'Set the default webhook of the key',
     description: 'An empty `webhook_url` disables the webhook.',
     tag: 'Account',
-    auth: 'key',
     body: WEBHOOK_BODY,
-    responses: { 200: json('WebhookSetting', 'The new setting.') },
+    ...(examples ? { bodyExamples: { 'application/json': examples.request } } : {}),
+    responses: { 200: json('WebhookSetting', 'The new setting.', { examples: examples?.response }) },
   }) as const;
 
 export const contract = endpointContract({
+  auth: 'key',
   requestSchemas: { WebhookUpdate },
   responseSchemas: { WebhookSetting },
   operations: {
@@ -48,18 +59,27 @@ export const contract = endpointContract({
       operationId: 'getWebhook',
       summary: 'Read the default webhook of the key',
       tag: 'Account',
-      auth: 'key',
-      responses: { 200: json('WebhookSetting', 'The current setting.') },
+      responses: {
+        200: json('WebhookSetting', 'The current setting.', {
+          examples: example('A default webhook', setting('Current webhook setting', HOOK)),
+        }),
+      },
     },
-    'PUT /webhook': webhookUpdate('put'),
+    'PUT /webhook': webhookUpdate('put', {
+      request: example('Set the default webhook', { webhook_url: HOOK }),
+      response: example('Saved', setting('Webhook saved', HOOK)),
+    }),
     'PATCH /webhook': webhookUpdate('patch'),
     'POST /webhook': webhookUpdate('post'),
     'DELETE /webhook': {
       operationId: 'deleteWebhook',
       summary: 'Disable the default webhook of the key',
       tag: 'Account',
-      auth: 'key',
-      responses: { 200: json('WebhookSetting', 'The new setting.') },
+      responses: {
+        200: json('WebhookSetting', 'The new setting.', {
+          examples: example('Disabled', setting('Webhook disabled', '')),
+        }),
+      },
     },
   },
 });

@@ -4,6 +4,7 @@
  * schedule come from the constants the code runs on; ./generator.ts puts it together with the endpoints.
  */
 
+import { z } from 'zod';
 import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
@@ -33,7 +34,7 @@ import { WEBHOOK_EVENTS, HEADERS as WEBHOOK_HEADERS } from '#core/webhooks/deliv
 import { describeRetrySchedule } from '#core/webhooks/retry-schedule.ts';
 import { SIGNATURE_HEADER, SIGNATURE_TOLERANCE_SECONDS } from '#core/webhooks/signature.ts';
 import type { AuthMode } from '../http-stack.ts';
-import { idempotencyKey } from '../schemas.ts';
+import { type Example, exampleName } from './examples.ts';
 import { componentRef, describedSchema, type Json } from './json-schema.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
@@ -86,6 +87,10 @@ export const ERRORS = {
       `form part without a name, JSON nested deeper than ${MAX_JSON_DEPTH} levels, and an image under ${MIN_IMAGE_SIDE} px a side or more ` +
       `than ${MAX_IMAGE_ASPECT} times longer than wide (read from its header before anything is charged). The message names ` +
       'the field or the limit.',
+    example: {
+      summary: 'Two sources',
+      value: { code: 400, message: 'Send exactly one of file, url, asset_id or upload_id', result: false },
+    },
   },
   401: {
     name: 'Unauthorized',
@@ -94,12 +99,24 @@ export const ERRORS = {
       'where this server does not accept it (query string, form field), or the route needs an account key ' +
       'and none was sent. Authentication fails closed: an empty key, an `Authorization` header that is not ' +
       '`Bearer <key>`, or two different keys in one request are 401, never a guest request.',
+    example: {
+      summary: 'A wrong key',
+      value: { code: 401, message: 'The API key is not valid or has been disabled', result: false },
+    },
   },
   402: {
     name: 'PaymentRequired',
     description:
       `Not enough credits to start the operation (${PRICES.edit} per edit, ${PRICES.analysis} per analysis). Credits are reserved when ` +
       'the job is created and given back if it fails or is cancelled.',
+    example: {
+      summary: 'Not enough credits',
+      value: {
+        code: 402,
+        message: `This operation needs ${PRICES.edit} credits; 3 are available`,
+        result: false,
+      },
+    },
   },
   404: {
     name: 'NotFound',
@@ -108,6 +125,10 @@ export const ERRORS = {
       'never 403, so ids cannot be probed. An id of any length or spelling the service could not have ' +
       `issued (over ${MAX_ID_CHARS} characters, characters outside \`A-Za-z0-9_.-\`, broken percent-encoding) ` +
       'is 404 too, as is a route that does not exist.',
+    example: {
+      summary: 'Unknown or foreign job',
+      value: { code: 404, message: 'Job job_7kq2m9x4c8v1b6n3p5r0t2wz does not exist', result: false },
+    },
   },
   409: {
     name: 'Conflict',
@@ -149,6 +170,10 @@ export const ERRORS = {
       'The photo could not be processed; `code` says why: 800 the model could not classify the photo, ' +
       '802 the background mask could not be created, 803 no licence plate was detected. A job that fails ' +
       'this way carries the same code in `error.code`.',
+    example: {
+      summary: 'No plate',
+      value: { code: 803, message: 'No license plate was detected in the photo', result: false },
+    },
   },
   429: {
     name: 'TooManyRequests',
@@ -163,9 +188,13 @@ export const ERRORS = {
     description:
       'Internal error. Internal details never reach the client; a missing model file is named in the message.',
   },
-} as const;
+} as const satisfies Record<number, { name: string; description: string; example?: Example }>;
 
 export type ErrorStatus = keyof typeof ERRORS;
+
+/** An error answer's example, with the message the service sends, under the name its summary gives. */
+const examples = (error: { name: string; example?: Example }) =>
+  error.example ? { examples: { [exampleName(error.example.summary)]: error.example } } : {};
 export const ALL_ERRORS = Object.keys(ERRORS).map(Number) as ErrorStatus[];
 
 // ---------------------------------------------------------------- tags
@@ -311,6 +340,17 @@ export const WEBHOOKS: Json = {
   },
 };
 
+const idempotencyKey = z
+  .string()
+  .min(1)
+  .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+  .describe(
+    'Send the same key with an identical body on a network retry, and no second job or reservation is made: ' +
+      'a finished job is returned with 200, one still running with 202, and a different body under the same ' +
+      'key is 409. Keys are scoped to the calling key and remembered 24 hours. "Identical" means the same ' +
+      'route, mode, parameters and source (uploads are compared by content hash).',
+  );
+
 /** The components besides the schemas: the error answers, the shared header parameter, security. */
 export const COMMON_COMPONENTS = {
   responses: Object.fromEntries(
@@ -328,7 +368,7 @@ export const COMMON_COMPONENTS = {
               },
             }
           : {}),
-        content: { 'application/json': { schema: componentRef('ErrorBody') } },
+        content: { 'application/json': { schema: componentRef('ErrorBody'), ...examples(ERRORS[status]) } },
       },
     ]),
   ),

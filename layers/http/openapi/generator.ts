@@ -1,19 +1,14 @@
 /**
- * The OpenAPI 3.1 document of the API, built from the endpoints' contracts: each
- * `functions/api/<endpoint>/schema.ts` gives its routes and the schemas only it uses (the run-time ones),
- * ../schemas.ts what several share, ./document.ts what is not per endpoint (errors, limits, security,
- * webhooks), and this file the generation. functions/api/openapi.ts lists the endpoints; the unit test
- * fails when their routes and the route table (lib/config.ts) disagree.
+ * The OpenAPI 3.1 document of the API, built from the endpoints' contracts (./contract.ts): each
+ * `functions/api/<endpoint>/schema.ts` gives its routes, who may call them, the schemas only it uses (the
+ * run-time ones) and their examples, ../schemas/ what several share, ./document.ts what is not per endpoint
+ * (errors, limits, security, webhooks), and this file the generation. functions/api/endpoints.ts lists the
+ * endpoints.
  */
 import { z } from 'zod';
 import type { AuthMode } from '../http-stack.ts';
-import { addExamples } from '../openapi-examples.ts';
-import {
-  type SharedSchemaName,
-  sharedPathParameters,
-  sharedRequestSchemas,
-  sharedResponseSchemas,
-} from '../schemas.ts';
+import { sharedPathParameters, sharedRequestSchemas, sharedResponseSchemas } from '../schemas/shared.ts';
+import type { EndpointContract, OperationSpec, ResponseSpec } from './contract.ts';
 import {
   ALL_ERRORS,
   COMMON_COMPONENTS,
@@ -22,7 +17,6 @@ import {
   type ErrorStatus,
   OPENAPI_VERSION,
   SECURITY,
-  type TagName,
   WEBHOOKS,
 } from './document.ts';
 import { componentRef, inlineSchema, type Json, tidy } from './json-schema.ts';
@@ -32,86 +26,7 @@ export { API_VERSION, OPENAPI_VERSION } from './document.ts';
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 const METHOD_ORDER: readonly Method[] = ['get', 'put', 'post', 'patch', 'delete'];
 
-// ---------------------------------------------------------------- operations
-
-/** A response of a route; `Name` is a schema component of the endpoint or of ./schemas.ts. */
-export interface ResponseSpec<Name extends string = string> {
-  description: string;
-  /** A schema component; omitted for a response without a body. */
-  schema?: Name;
-  mediaType?: string;
-  headers?: Record<string, Json>;
-}
-
-/** A route's entry in the document. */
-export interface OperationSpec<Name extends string = string> {
-  operationId: string;
-  summary: string;
-  description?: string;
-  tag: TagName;
-  /** The `auth` the route's handler gives httpStack. */
-  auth: AuthMode;
-  /** The run-time schema its query is parsed with. */
-  query?: z.ZodObject;
-  /** Takes an `Idempotency-Key` header. */
-  idempotent?: boolean;
-  /** Media type → request component. */
-  body?: Record<string, Name>;
-  bodyDescription?: string;
-  responses: Record<number, ResponseSpec<Name>>;
-  /** Defaults to every status of section 7 on authenticated routes. */
-  errors?: readonly ErrorStatus[];
-}
-
 type Schemas = Record<string, z.ZodType>;
-
-/**
- * What one endpoint (`functions/api/<endpoint>/schema.ts`) puts into the document: its routes, keyed
- * `METHOD path` as in lib/config.ts without the `/api/v1` prefix, and the schema components only it uses.
- * What several endpoints share is in ./schemas.ts.
- */
-export interface EndpointContract<Req extends Schemas = Schemas, Res extends Schemas = Schemas> {
-  operations: Record<string, OperationSpec>;
-  /** Request bodies, read as their input type, by component name. */
-  requestSchemas: Req;
-  /** Response bodies, read as their output type, by component name. */
-  responseSchemas: Res;
-  /** Path parameters only this endpoint's routes have, by name. */
-  pathParameters: Schemas;
-}
-
-/** An endpoint's contract; its routes may name only its own components and the shared ones. */
-export function endpointContract<
-  Req extends Schemas = Record<never, never>,
-  Res extends Schemas = Record<never, never>,
->(contract: {
-  requestSchemas?: Req;
-  responseSchemas?: Res;
-  pathParameters?: Schemas;
-  operations: Record<
-    string,
-    OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
-  >;
-}): EndpointContract<Req, Res> {
-  return {
-    operations: contract.operations,
-    requestSchemas: contract.requestSchemas ?? ({} as Req),
-    responseSchemas: contract.responseSchemas ?? ({} as Res),
-    pathParameters: contract.pathParameters ?? {},
-  };
-}
-
-/** A JSON answer with the schema component `schema`. */
-export const json = <Name extends string>(
-  schema: Name,
-  description: string,
-  extra: Partial<ResponseSpec<Name>> = {},
-): ResponseSpec<Name> => ({ description, schema, ...extra });
-export const location = (description: string) => ({
-  Location: { description, schema: { type: 'string' } },
-});
-/** The body of job creation, shared by POST /jobs and POST /assets. */
-export const JOB_BODY = { 'application/json': 'JobInput', 'multipart/form-data': 'JobInputForm' } as const;
 
 // ---------------------------------------------------------------- generation
 
@@ -176,20 +91,27 @@ function merged<T>(what: string, shared: Record<string, T>, parts: Record<string
 const errorRef = (status: ErrorStatus) => ({ $ref: `#/components/responses/${ERRORS[status].name}` });
 
 function responseObject(spec: ResponseSpec): Json {
+  if (spec.examples && (!spec.schema || (spec.mediaType ?? 'application/json') !== 'application/json'))
+    throw new Error(`Examples for an answer not given as JSON: ${spec.description}`);
+  const examples = spec.examples ? { examples: spec.examples } : {};
   return {
     description: spec.description,
     ...(spec.headers ? { headers: spec.headers } : {}),
     ...(spec.schema
-      ? { content: { [spec.mediaType ?? 'application/json']: { schema: componentRef(spec.schema) } } }
+      ? {
+          content: {
+            [spec.mediaType ?? 'application/json']: { schema: componentRef(spec.schema), ...examples },
+          },
+        }
       : {}),
   };
 }
 
-function operationObject(spec: OperationSpec): Json {
+function operationObject(spec: OperationSpec, auth: AuthMode): Json {
   const responses: Json = {};
   const statuses = [
     ...Object.keys(spec.responses).map(Number),
-    ...(spec.errors ?? (spec.auth === 'none' ? [] : ALL_ERRORS)),
+    ...(spec.errors ?? (auth === 'none' ? [] : ALL_ERRORS)),
   ].sort((a, b) => a - b);
   for (const status of statuses) {
     const success = spec.responses[status];
@@ -204,17 +126,17 @@ function operationObject(spec: OperationSpec): Json {
     summary: spec.summary,
     ...(spec.description ? { description: spec.description } : {}),
     tags: [spec.tag],
-    security: SECURITY[spec.auth],
+    security: SECURITY[auth],
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(spec.body
       ? {
           requestBody: {
             required: true,
             content: Object.fromEntries(
-              Object.entries(spec.body).map(([mediaType, schema]) => [
-                mediaType,
-                { schema: componentRef(schema) },
-              ]),
+              Object.entries(spec.body).map(([mediaType, schema]) => {
+                const examples = spec.bodyExamples?.[mediaType];
+                return [mediaType, { schema: componentRef(schema), ...(examples ? { examples } : {}) }];
+              }),
             ),
           },
         }
@@ -233,7 +155,9 @@ export type OpenApiDocument = Json & { openapi: string; paths: Record<string, Js
  * Build the document from every endpoint's contract (functions/api/openapi.ts lists them). Deterministic:
  * the same code always gives the same JSON, key order included.
  */
-export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]): OpenApiDocument {
+export function assembleOpenApiDocument(
+  endpoints: readonly EndpointContract<Schemas, Schemas>[],
+): OpenApiDocument {
   const requestSchemaMap = merged<z.ZodType>(
     'Request schema',
     sharedRequestSchemas,
@@ -247,7 +171,9 @@ export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]):
   const operationMap = merged(
     'Route',
     {},
-    endpoints.map((e) => e.operations),
+    endpoints.map((e) =>
+      Object.fromEntries(Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth }])),
+    ),
   );
   const parameterMap = merged<z.ZodType>(
     'Path parameter',
@@ -261,7 +187,10 @@ export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]):
   }
 
   const byPath = new Map<string, Map<Method, Json>>();
-  for (const [key, spec] of Object.entries(operationMap)) {
+  for (const [key, { spec, auth }] of Object.entries(operationMap)) {
+    for (const mediaType of Object.keys(spec.bodyExamples ?? {}))
+      if (!spec.body?.[mediaType])
+        throw new Error(`Examples for a ${mediaType} body that ${key} does not take`);
     const named = [...Object.values(spec.body ?? {}), ...Object.values(spec.responses).map((r) => r.schema)];
     for (const name of named) {
       if (name !== undefined && !(name in request) && !(name in response))
@@ -269,7 +198,7 @@ export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]):
     }
     const [method, path] = key.split(' ') as [string, string];
     const operations = byPath.get(path) ?? new Map<Method, Json>();
-    operations.set(method.toLowerCase() as Method, operationObject(spec));
+    operations.set(method.toLowerCase() as Method, operationObject(spec, auth));
     byPath.set(path, operations);
   }
   const paths: Record<string, Json> = {};
@@ -292,7 +221,6 @@ export function assembleOpenApiDocument(endpoints: readonly EndpointContract[]):
       ...COMMON_COMPONENTS,
     },
   };
-  addExamples(document);
   return document;
 }
 

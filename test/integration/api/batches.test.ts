@@ -10,6 +10,7 @@ import { openZipBuffer, zipBuffer } from '#aws/zip-archives.ts';
 import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { sniffImageType } from '#core/images.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
+import { eventually } from '../../support/eventually.ts';
 import {
   type ApiResponse,
   api,
@@ -18,6 +19,7 @@ import {
   type RunningServer,
   SHARED,
   startServer,
+  untilWorkflowsIdle,
 } from '../support/local-server.ts';
 
 const EVAL = path.join(SHARED, 'eval');
@@ -80,28 +82,31 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
         until: (batch: ApiResponse['body']) => boolean,
         timeoutMs = 90_000,
       ): Promise<ApiResponse['body']> {
-        const deadline = Date.now() + timeoutMs;
-        for (;;) {
-          const { body } = await base.get(`/batches/${batchId}`);
-          if (until(body.batch)) return body.batch;
-          if (Date.now() > deadline)
-            throw new Error(`batch never got there: ${JSON.stringify(body.batch?.counts)}`);
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
+        const batch = await eventually(
+          async () => (await base.get(`/batches/${batchId}`)).body.batch,
+          until,
+          { timeoutMs, intervalMs: 200 },
+        );
+        if (!until(batch)) throw new Error(`batch never got there: ${JSON.stringify(batch?.counts)}`);
+        return batch;
       },
       /** GET …/download: 202 with Retry-After while a workflow step builds it, then the 302 and the archive. */
       async download(batchId: string, query = '') {
-        let response: Response;
-        for (let polls = 0; ; polls++) {
-          response = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
-            headers: { 'x-api-key': key },
-            redirect: 'manual',
-          });
-          if (response.status !== 202 || polls > 300) break;
-          expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
-          await response.arrayBuffer();
-          await new Promise((resolve) => setTimeout(resolve, 200));
-        }
+        const response = await eventually(
+          async () => {
+            const answer = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
+              headers: { 'x-api-key': key },
+              redirect: 'manual',
+            });
+            if (answer.status === 202) {
+              expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+              await answer.arrayBuffer();
+            }
+            return answer;
+          },
+          (answer) => answer.status !== 202,
+          { timeoutMs: 60_000, intervalMs: 200 },
+        );
         if (response.status !== 302) {
           return {
             status: response.status,
@@ -261,7 +266,8 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     const drained = await c.waitForBatch(id, (batch) => batch.counts.processing === 0);
     expect(drained.status).toBe('paused');
     expect(drained.counts.queued).toBeGreaterThan(0);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Once no workflow runs, nothing is left that could start a photo: a paused batch stays as it is.
+    await untilWorkflowsIdle(server);
     const still = (await c.get(`/batches/${id}`)).body.batch;
     expect(still.counts).toEqual(drained.counts);
     expect(await c.quota()).toMatchObject({ remaining: 300 - 5 * still.counts.succeeded });
@@ -381,9 +387,8 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
       const created = await c.postForm('/batches', batchForm(await zipOf(viewPhotos(3))));
       const id = created.body.batch.id as string;
       const done = await c.waitForBatch(id, finished);
-      const deadline = Date.now() + 10_000;
-      while (received.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      await new Promise((r) => setTimeout(r, 500));
+      // Once no workflow runs, every notice the batch will ever send has been sent: exactly one.
+      await untilWorkflowsIdle(server);
       expect(received).toHaveLength(1);
       const [hook] = received;
       expect(hook!.headers).toMatchObject({ 'x-service-batch': id, 'x-service-event': 'batch.completed' });

@@ -8,6 +8,7 @@ import { promisify } from 'node:util';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedInto } from '../../infra/support/pack.ts';
+import { eventually } from '../../support/eventually.ts';
 import {
   api,
   hasShared,
@@ -102,8 +103,11 @@ describe.skipIf(!hasShared)('the first hour of a new user', () => {
     expect(job.status).toBe('success');
 
     // The webhook reached the receiver on this machine.
-    for (let i = 0; i < 100 && receiver.bodies.length === 0; i++)
-      await new Promise((r) => setTimeout(r, 100));
+    await eventually(
+      () => receiver.bodies.length,
+      (received) => received > 0,
+      { timeoutMs: 10_000 },
+    );
     expect(receiver.bodies.map((body) => JSON.parse(body).id ?? JSON.parse(body).job_id)).toContain(job.id);
 
     // On a terminal a successful job reads as a handful of lines, none an error.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { LOCAL_TABLE } from '../../../local/stack.ts';
+import { eventually } from '../../support/eventually.ts';
 import { adminDynamo, type RunningServer, startServer } from '../support/local-server.ts';
 
 /**
@@ -380,9 +381,11 @@ async function expectLedgerToRebuildEveryBalance(server: RunningServer) {
   expect(ids.length).toBeGreaterThanOrEqual(2);
   const deadline = Date.now() + 240_000;
   for (const id of ids) {
-    while ((await accounts.get(id))!.reserved > 0 && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
+    await eventually(
+      async () => (await accounts.get(id))!.reserved,
+      (reserved) => reserved === 0,
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 500 },
+    );
     expect(balanceFromLedger(await accounts.ledger(id)), id).toEqual(await accounts.get(id));
   }
   dynamodb.destroy();

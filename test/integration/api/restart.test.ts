@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { eventually } from '../../support/eventually.ts';
 import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
 
 /** Photos with a plate in sight: `plate` jobs (5 credits each) that succeed when they run. */
@@ -36,14 +37,12 @@ describe.skipIf(!hasShared)('a hard kill of the local server', () => {
     const second = await startServer({}, { dataDir: first.dataDir });
     servers.push(second);
     const c = api(second, key);
-    const deadline = restartedAt + 180_000;
-    let jobs = before;
-    for (;;) {
-      jobs = await Promise.all(ids.map(async (id) => (await c.get(`/jobs/${id}`)).body));
-      if (jobs.every((job) => TERMINAL.includes(job.status))) break;
-      expect(Date.now(), JSON.stringify(jobs.map((job) => job.status))).toBeLessThan(deadline);
-      await new Promise((resolve) => setTimeout(resolve, 1000));
-    }
+    const jobs = await eventually(
+      () => Promise.all(ids.map(async (id) => (await c.get(`/jobs/${id}`)).body)),
+      (polled) => polled.every((job) => TERMINAL.includes(job.status)),
+      { timeoutMs: 180_000, intervalMs: 1000 },
+    );
+    expect(jobs.map((job) => job.status).filter((status) => !TERMINAL.includes(status))).toEqual([]);
     console.log(`all 10 jobs ended ${((Date.now() - restartedAt) / 1000).toFixed(0)} s after the restart`);
     const successes = jobs.filter((job) => job.status === 'success').length;
     expect(successes, JSON.stringify(jobs.map((job) => job.error))).toBeGreaterThan(0);

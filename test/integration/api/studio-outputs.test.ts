@@ -3,6 +3,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipBuffer } from '#aws/zip-archives.ts';
+import { eventually } from '../../support/eventually.ts';
 import {
   api,
   evalPhotoForm,
@@ -89,12 +90,12 @@ describe.skipIf(!hasShared)('studio outputs through the API', () => {
     expect(created.status).toBe(202);
     expect(created.body.batch.background).toBe('custom');
     const id = created.body.batch.id as string;
-    let batch: { status: string; items: Array<{ status: string; result: string | null }> };
-    for (const deadline = Date.now() + 120_000; ; ) {
-      batch = (await client.get(`/batches/${id}`)).body.batch;
-      if (batch.status === 'completed' || Date.now() > deadline) break;
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    }
+    const batch: { status: string; items: Array<{ status: string; result: string | null }> } =
+      await eventually(
+        async () => (await client.get(`/batches/${id}`)).body.batch,
+        (polled) => polled.status === 'completed',
+        { timeoutMs: 120_000, intervalMs: 300 },
+      );
     expect(batch.items[0], JSON.stringify(batch.items[0])).toMatchObject({
       status: 'succeeded',
       result: expect.stringMatching(/result\.png$/),

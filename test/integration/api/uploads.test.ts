@@ -5,6 +5,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openZipBuffer, zipBuffer } from '#aws/zip-archives.ts';
 import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
+import { eventually } from '../../support/eventually.ts';
 import {
   api,
   hasShared,
@@ -172,32 +173,35 @@ describe.skipIf(!hasShared)('direct uploads on the local server', () => {
       body: { batch: { status: 'unpacking', counts: { total: 6 } } },
     });
     const batchId = created.body.batch.id as string;
-    let batch: JsonBody = created.body.batch;
-    for (
-      const deadline = Date.now() + 180_000;
-      !['completed', 'failed', 'cancelled'].includes(batch.status);
-    ) {
-      expect(Date.now()).toBeLessThan(deadline);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      const polled = await c.get(`/batches/${batchId}`);
-      expect(polled.status, JSON.stringify(polled.body)).toBe(200);
-      batch = polled.body.batch;
-    }
+    const batch: JsonBody = await eventually(
+      async () => {
+        const polled = await c.get(`/batches/${batchId}`);
+        expect(polled.status, JSON.stringify(polled.body)).toBe(200);
+        return polled.body.batch;
+      },
+      (polled) => ['completed', 'failed', 'cancelled'].includes(polled.status),
+      { timeoutMs: 180_000, intervalMs: 300 },
+    );
     expect(batch).toMatchObject({ status: 'completed', counts: { total: 6, skipped: 3 } });
     expect(batch.counts.succeeded + batch.counts.failed).toBe(3);
     expect(batch.counts.succeeded).toBeGreaterThan(0);
     expect((await c.get('/quota')).body.quota).toMatchObject({ used_total: 5 * batch.counts.succeeded });
 
-    let response: Response;
-    for (let polls = 0; ; polls++) {
-      response = await fetch(`${server.baseUrl}/batches/${batchId}/download`, {
-        headers: { 'x-api-key': key },
-        redirect: 'manual',
-      });
-      if (response.status !== 202 || polls > 300) break;
-      expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
+    const response = await eventually(
+      async () => {
+        const answer = await fetch(`${server.baseUrl}/batches/${batchId}/download`, {
+          headers: { 'x-api-key': key },
+          redirect: 'manual',
+        });
+        if (answer.status === 202) {
+          expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
+          await answer.arrayBuffer();
+        }
+        return answer;
+      },
+      (answer) => answer.status !== 202,
+      { timeoutMs: 75_000, intervalMs: 250 },
+    );
     expect(response.status).toBe(302);
     const zip = Buffer.from(await (await fetch(response.headers.get('location')!)).arrayBuffer());
     const opened = await openZipBuffer(zip, DEFAULT_ZIP_LIMITS);

@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignatureHeader, verifySignature } from '#core/webhooks/signature.ts';
+import { eventually } from '../../support/eventually.ts';
 import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
 
 const PLATE_PHOTO = 'plates/eu/eu1.jpg';
@@ -53,19 +54,6 @@ async function startReceiver() {
       await new Promise((resolve) => server.close(resolve));
     },
   };
-}
-
-async function eventually<T>(
-  probe: () => Promise<T>,
-  done: (value: T) => boolean,
-  timeoutMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value) || Date.now() > deadline) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
 }
 
 const header = (r: Received, name: string) => r.headers[name.toLowerCase()] as string | undefined;

@@ -19,6 +19,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { transactWrite } from '#aws/dynamodb-items.ts';
 import { startLocalDynamo } from '../../../local/dynamodb.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const tables: CreateTableCommandInput[] = [
   {
@@ -264,8 +265,9 @@ describe('startLocalDynamo (in memory)', () => {
         () => 'GONE',
       );
     const until = async (wanted: string) => {
-      for (let i = 0; i < 200 && (await status()) !== wanted; i++) await new Promise((r) => setTimeout(r, 5));
-      expect(await status()).toBe(wanted);
+      expect(await eventually(status, (now) => now === wanted, { timeoutMs: 1000, intervalMs: 5 })).toBe(
+        wanted,
+      );
     };
     await create('pk');
     await until('ACTIVE');

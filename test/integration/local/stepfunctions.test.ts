@@ -11,6 +11,7 @@ import {
 } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStepFunctions } from '../../../local/stepfunctions.ts';
+import { eventually } from '../../support/eventually.ts';
 
 const machineArn = (name: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:${name}`;
 const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
@@ -170,9 +171,18 @@ describe('startLocalStepFunctions', () => {
     return sfn.send(new DescribeExecutionCommand({ executionArn }));
   };
   const callsTo = (name: string) => calls.filter((c) => c.arn === fn(name));
-  const untilSlowStarted = async (count: number) => {
-    while (releaseSlow.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
-  };
+  const untilSlowStarted = (count: number) =>
+    eventually(
+      () => releaseSlow.length,
+      (started) => started >= count,
+      { intervalMs: 5 },
+    );
+  const untilEnded = (executionArn: string | undefined) =>
+    eventually(
+      () => sfn.send(new DescribeExecutionCommand({ executionArn })),
+      (execution) => execution.status !== 'RUNNING',
+      { intervalMs: 50 },
+    );
 
   beforeAll(async () => {
     stack = await startLocalStepFunctions({
@@ -286,9 +296,7 @@ describe('startLocalStepFunctions', () => {
       new StartExecutionCommand({ stateMachineArn: machineArn('deadline'), input: '{}' }),
     );
     await untilSlowStarted(1);
-    while ((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status === 'RUNNING') {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilEnded(executionArn);
     releaseSlow[0]?.();
     await stack.idle();
     expect(await sfn.send(new DescribeExecutionCommand({ executionArn }))).toMatchObject({
@@ -303,9 +311,7 @@ describe('startLocalStepFunctions', () => {
       new StartExecutionCommand({ stateMachineArn: machineArn('task-deadline'), input: '{}' }),
     );
     await untilSlowStarted(1);
-    while ((await sfn.send(new DescribeExecutionCommand({ executionArn }))).status === 'RUNNING') {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await untilEnded(executionArn);
     releaseSlow[0]?.();
     await stack.idle();
     const done = await sfn.send(new DescribeExecutionCommand({ executionArn }));
@@ -411,11 +417,23 @@ describe('startLocalStepFunctions with a state file', () => {
       endpoint: first.endpoint,
       credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
     });
+    const execution = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:once:${name}`;
     await sfn1.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'quick', input: '{"n":1}' }));
     await sfn1.send(
       new StartExecutionCommand({ stateMachineArn: machine, name: 'slow', input: '{"hang":true}' }),
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The first process has recorded both: `quick` ended, `slow` hangs in its task.
+    const described = (name: string) =>
+      sfn1.send(new DescribeExecutionCommand({ executionArn: execution(name) }));
+    expect(
+      (
+        await eventually(
+          () => described('quick'),
+          (e) => e.status !== 'RUNNING',
+        )
+      ).status,
+    ).toBe('SUCCEEDED');
+    expect((await described('slow')).status).toBe('RUNNING');
 
     // The second process reads the file back (the first one is never closed before: as after kill -9).
     const ran: unknown[] = [];
@@ -432,7 +450,6 @@ describe('startLocalStepFunctions with a state file', () => {
       endpoint: second.endpoint,
       credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
     });
-    const execution = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:once:${name}`;
     expect((await sfn2.send(new DescribeExecutionCommand({ executionArn: execution('quick') }))).status).toBe(
       'SUCCEEDED',
     );

@@ -5,8 +5,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { readRunningStack } from '../../../local/stack.ts';
+import { eventually } from '../../support/eventually.ts';
 import { expectDocumented } from './contract.ts';
 
 export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
@@ -165,14 +167,12 @@ export function api(server: RunningServer, key?: string) {
       return parse(await fetch(`${server.baseUrl}${route}`, { headers: headers(extra) }));
     },
     /** Poll a job until it stops moving, as the spec tells clients to. */
-    async waitForJob(jobId: string, timeoutMs = 60_000): Promise<ApiResponse> {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const response = await this.get(`/jobs/${jobId}`);
-        if (['success', 'failed', 'cancelled'].includes(response.body.status) || Date.now() > deadline)
-          return response;
-        await new Promise((resolve) => setTimeout(resolve, 150));
-      }
+    waitForJob(jobId: string, timeoutMs = 60_000): Promise<ApiResponse> {
+      return eventually(
+        () => this.get(`/jobs/${jobId}`),
+        (response) => ['success', 'failed', 'cancelled'].includes(response.body.status),
+        { timeoutMs, intervalMs: 150 },
+      );
     },
   };
 }
@@ -201,4 +201,29 @@ export async function adminDynamo(server: RunningServer): Promise<DynamoDBClient
     region: 'us-east-1',
     credentials: LOCAL_ADMIN_CREDENTIALS,
   });
+}
+
+/**
+ * Waits until no workflow execution runs (job or archive): from then on nothing changes a job or a batch
+ * and nothing is sent to a webhook unless a request asks, so a test can show that nothing more happens.
+ */
+export async function untilWorkflowsIdle(server: RunningServer, timeoutMs = 60_000): Promise<void> {
+  const endpoints = await readRunningStack(server.dataDir);
+  if (!endpoints) throw new Error('the local stack published no endpoints');
+  const sfn = new SFNClient({
+    endpoint: endpoints.sfn,
+    region: 'us-east-1',
+    credentials: LOCAL_ADMIN_CREDENTIALS,
+  });
+  const running = async () => {
+    const lists = await Promise.all(
+      endpoints.stateMachines.map((stateMachineArn) =>
+        sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING' })),
+      ),
+    );
+    return lists.flatMap((list) => list.executions ?? []).map((execution) => execution.name);
+  };
+  const left = await eventually(running, (names) => names.length === 0, { timeoutMs });
+  sfn.destroy();
+  if (left.length > 0) throw new Error(`workflow executions still running: ${left.join(', ')}`);
 }

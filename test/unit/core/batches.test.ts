@@ -32,7 +32,7 @@ import { notifyBatchFinished } from '#core/use-cases/notify-batch.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
 import { unpackBatch } from '#core/use-cases/unpack-batch.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
-import { sharedResponseSchemas as responseSchemas } from '#http/schemas.ts';
+import { sharedResponseSchemas as responseSchemas } from '#http/schemas/shared.ts';
 import { memoryBatches, memoryObjects } from './memory-batches.ts';
 import { memoryStore } from './memory-ports.ts';
 

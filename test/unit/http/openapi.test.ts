@@ -5,7 +5,7 @@ import { JobInputSchema } from '#core/jobs/input.ts';
 import type { HttpContext, HttpEvent } from '#http/http-stack.ts';
 import { serializeOpenApi } from '#http/openapi/generator.ts';
 import type { HttpResult } from '#http/responses.ts';
-import { BOOLEAN_SPELLINGS } from '#http/schemas.ts';
+import { BOOLEAN_SPELLINGS } from '#http/schemas/fields.ts';
 import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
 import { apiPrefix, routes } from '../../../lib/config.ts';
 

@@ -8,7 +8,7 @@ import { JobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
-import { sharedPathParameters } from '#http/schemas.ts';
+import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { pathParameters as fileParameters } from '../../../functions/api/delete-file/schema.ts';
 import { pathParameters as resultParameters } from '../../../functions/api/get-result/schema.ts';
 import { ROUTE_CONTRACTS, requestSchemas } from '../../../functions/api/openapi.ts';

@@ -1,0 +1,103 @@
+/**
+ * How an endpoint states itself: its `functions/api/<endpoint>/schema.ts` exports one `contract`, the only
+ * place its routes (method and path), who may call them, its request and response schemas and their
+ * examples are written. Its handler gives `contract.auth` to httpStack, lib/config.ts makes the route
+ * table (and so the API Gateway routes) from it, and ./generator.ts the OpenAPI document. Light on
+ * purpose: handlers import it, so it pulls in no generator.
+ */
+import type { z } from 'zod';
+import type { AuthMode } from '../http-stack.ts';
+import type { SharedSchemaName } from '../schemas/shared.ts';
+import type { ErrorStatus, TagName } from './document.ts';
+import type { Examples } from './examples.ts';
+import type { Json } from './json-schema.ts';
+
+export { type Example, type Examples, example } from './examples.ts';
+
+/** A response of a route; `Name` is a schema component of the endpoint or of ../schemas/shared.ts. */
+export interface ResponseSpec<Name extends string = string> {
+  description: string;
+  /** A schema component; omitted for a response without a body. */
+  schema?: Name;
+  mediaType?: string;
+  headers?: Record<string, Json>;
+  /** What the answer looks like (JSON answers only). */
+  examples?: Examples;
+}
+
+/** A route's entry in the document. */
+export interface OperationSpec<Name extends string = string> {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: TagName;
+  /** The run-time schema its query is parsed with. */
+  query?: z.ZodObject;
+  /** Takes an `Idempotency-Key` header. */
+  idempotent?: boolean;
+  /** Media type → request component. */
+  body?: Record<string, Name>;
+  /** Media type (one of `body`'s) → what such a request looks like. */
+  bodyExamples?: Record<string, Examples>;
+  responses: Record<number, ResponseSpec<Name>>;
+  /** Defaults to every status of section 7 on authenticated routes. */
+  errors?: readonly ErrorStatus[];
+}
+
+type Schemas = Record<string, z.ZodType>;
+
+/** A route: `METHOD path`, the path without the `/api/v1` prefix, in API Gateway syntax (`{param}`). */
+export type RouteKey = `${'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE'} /${string}`;
+
+/** What one endpoint states; `Route` is `METHOD path`, the path without the `/api/v1` prefix. */
+export interface EndpointContract<
+  Req extends Schemas = Schemas,
+  Res extends Schemas = Schemas,
+  Route extends RouteKey = RouteKey,
+> {
+  /** Who may call every route of the endpoint: its handler's httpStack enforces it, the document shows it. */
+  auth: AuthMode;
+  operations: Record<Route, OperationSpec>;
+  /** Request bodies, read as their input type, by component name. */
+  requestSchemas: Req;
+  /** Response bodies, read as their output type, by component name. */
+  responseSchemas: Res;
+  /** Path parameters only this endpoint's routes have, by name. */
+  pathParameters: Schemas;
+}
+
+/** An endpoint's contract; its routes may name only its own components and the shared ones. */
+export function endpointContract<
+  Route extends RouteKey,
+  Req extends Schemas = Record<never, never>,
+  Res extends Schemas = Record<never, never>,
+>(contract: {
+  auth: AuthMode;
+  requestSchemas?: Req;
+  responseSchemas?: Res;
+  pathParameters?: Schemas;
+  operations: Record<
+    Route,
+    OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
+  >;
+}): EndpointContract<Req, Res, Route> {
+  return {
+    auth: contract.auth,
+    operations: contract.operations,
+    requestSchemas: contract.requestSchemas ?? ({} as Req),
+    responseSchemas: contract.responseSchemas ?? ({} as Res),
+    pathParameters: contract.pathParameters ?? {},
+  };
+}
+
+/** A JSON answer with the schema component `schema`. */
+export const json = <Name extends string>(
+  schema: Name,
+  description: string,
+  extra: Partial<ResponseSpec<Name>> = {},
+): ResponseSpec<Name> => ({ description, schema, ...extra });
+export const location = (description: string) => ({
+  Location: { description, schema: { type: 'string' } },
+});
+/** The body of job creation, shared by POST /jobs and POST /assets. */
+export const JOB_BODY = { 'application/json': 'JobInput', 'multipart/form-data': 'JobInputForm' } as const;

@@ -1,0 +1,159 @@
+/** The batch resource (spec 2.7), as its routes answer it. */
+import { z } from 'zod';
+import { BATCH_STATUSES, batchPath, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
+import { BATCH_OPERATIONS } from '#core/batches/input.ts';
+import { resultPath } from '#core/jobs/envelope.ts';
+import { BACKGROUNDS } from '#core/jobs/job.ts';
+import { credits, PRICES } from '#core/jobs/operations.ts';
+import { timestamp } from './fields.ts';
+import { JobError } from './job.ts';
+
+export const BatchCounts = z
+  .object({
+    total: z.int().describe('Files of the archive (directories and ignored entries not counted).'),
+    skipped: z.int().describe('Entries that are not processed: not an image, a nested archive, unreadable.'),
+    queued: z.int().describe('Photos waiting to start.'),
+    processing: z.int().describe('Photos whose job is queued or processing now (at most `concurrency`).'),
+    succeeded: z.int(),
+    failed: z.int(),
+    cancelled: z.int(),
+  })
+  .describe('Items by status; they always add up to `total`.');
+
+export const BatchItem = z
+  .object({
+    index: z.int().describe('Position of the file in the archive, from 0.'),
+    name: z.string().describe('Its path in the archive, `/`-separated.'),
+    status: z
+      .enum(ITEM_STATUSES)
+      .describe(
+        '`queued` → `processing` → `succeeded` or `failed`; `cancelled` with its batch; `skipped` when the entry ' +
+          'is not a photo that can be processed.',
+      ),
+    job_id: z
+      .string()
+      .nullable()
+      .describe('The job of the current or last attempt; each attempt is an ordinary job of the caller.'),
+    attempts: z.int().describe('Jobs run for this item (a retry of the batch adds one).'),
+    error: JobError.nullable().describe(
+      'Why it failed (as a job’s `error`) or was skipped: 415 not a JPG, PNG or WEBP, or a nested archive; ' +
+        '400 unreadable entry; 413 larger than 20 MB.',
+    ),
+    result: z
+      .string()
+      .nullable()
+      .describe('Path of the result image once it succeeded; served like a job’s `url`.'),
+  })
+  .describe('One file of the archive.');
+
+export const Batch = z
+  .object({
+    id: z.string().describe('Batch id, `bat_` and 24 random characters.'),
+    status: z
+      .enum(BATCH_STATUSES)
+      .describe(
+        '`unpacking` while a workflow step reads the archive and stores its photos (items appear when it ' +
+          'ends); `processing` starts photos while fewer than `concurrency` run; `paused` starts none and ' +
+          'lets the running ones finish; `completed` once nothing waits or runs; `cancelled` by its owner; ' +
+          '`failed` when the archive could not be unpacked (see `error`). See docs/decisions.md (Batches).',
+      ),
+    pause_reason: z
+      .enum(PAUSE_REASONS)
+      .nullable()
+      .describe(
+        'Why it is paused: `requested` by its owner, `insufficient_credits` (a photo could not reserve its ' +
+          `${credits(PRICES.edit)}; top up and resume), \`too_many_jobs\` (the account’s other jobs hold every slot).`,
+      ),
+    mode: z.enum(BATCH_OPERATIONS),
+    background: z.enum([...BACKGROUNDS, 'custom']).nullable(),
+    plate_color: z.string(),
+    concurrency: z.int().describe('Photos that run at once.'),
+    counts: BatchCounts,
+    cost_credits: z
+      .number()
+      .describe(`Credits charged so far: ${PRICES.edit} per succeeded photo (0 for the master key).`),
+    reserved_credits: z.number().describe('Credits held now for the photos that are processing.'),
+    archive: z.object({ name: z.string().nullable(), bytes: z.int() }).describe('The uploaded archive.'),
+    error: z
+      .object({ code: z.int(), message: z.string() })
+      .nullable()
+      .describe('Why the archive could not be unpacked, when `status` is `failed`; otherwise null.'),
+    created_at: timestamp,
+    started_at: timestamp.nullable().describe('When its first photo started.'),
+    finished_at: timestamp.nullable(),
+    items: z.array(BatchItem).describe('Every file of the archive, in archive order.'),
+    links: z
+      .object({
+        self: z.string(),
+        pause: z.string(),
+        resume: z.string(),
+        cancel: z.string(),
+        retry: z.string(),
+        download: z.string(),
+      })
+      .describe('The batch, its control actions (POST) and its download.'),
+  })
+  .describe('A batch (spec 2.7): the photos of one ZIP archive, each processed as an ordinary job.');
+export const BatchEnvelope = z
+  .object({ batch: Batch })
+  .describe('A batch, as GET and the control actions answer it.');
+
+export const BATCH_EXAMPLE_ID = 'bat_4n8c2v6x1z3q5w7e9r0t2y4u';
+
+/** An example batch of three photos, `unpacking` (no items yet) or `completed`. */
+export const batchExample = (state: 'unpacking' | 'completed') => {
+  const done = state === 'completed';
+  const names = ['front.jpg', 'side/left.jpg', 'rear.jpg'];
+  const jobIds = [
+    'job_2c4v6b8n0m1q3w5e7r9t1y3u',
+    'job_5t7y9u1i3o5p7a9s1d3f5g7h',
+    'job_8k0l2z4x6c8v0b2n4m6q8w0e',
+  ];
+  // Items appear once the archive is unpacked.
+  const items = done
+    ? names.map((name, index) => ({
+        index,
+        name,
+        status: 'succeeded',
+        job_id: jobIds[index]!,
+        attempts: 1,
+        error: null,
+        result: resultPath(jobIds[index]!, 'result.jpg'),
+      }))
+    : [];
+  const path = batchPath(BATCH_EXAMPLE_ID);
+  return {
+    id: BATCH_EXAMPLE_ID,
+    status: state,
+    pause_reason: null,
+    mode: 'plate',
+    background: 'studio',
+    plate_color: '#141414',
+    concurrency: 2,
+    counts: {
+      total: 3,
+      skipped: 0,
+      queued: 0,
+      processing: 0,
+      succeeded: done ? 3 : 0,
+      failed: 0,
+      cancelled: 0,
+    },
+    cost_credits: done ? 3 * PRICES.edit : 0,
+    reserved_credits: 0,
+    archive: { name: 'cars.zip', bytes: 1_482_113 },
+    error: null,
+    created_at: '2026-11-24T09:31:00.000Z',
+    started_at: done ? '2026-11-24T09:31:00.920Z' : null,
+    finished_at: done ? '2026-11-24T09:31:08.940Z' : null,
+    items,
+    links: {
+      self: path,
+      pause: `${path}/pause`,
+      resume: `${path}/resume`,
+      cancel: `${path}/cancel`,
+      retry: `${path}/retry`,
+      download: `${path}/download`,
+    },
+  };
+};

@@ -1,0 +1,301 @@
+/** The Job resource and the job envelope (spec 2.2, 2.3), as every job route and the webhook answer them. */
+import { z } from 'zod';
+import { jobPath, resultPath as resultPathOf } from '#core/jobs/envelope.ts';
+import { BACKGROUNDS, FRAMINGS, JOB_STAGES, JOB_STATUSES } from '#core/jobs/job.ts';
+import { OPERATION_NAMES, PRICES } from '#core/jobs/operations.ts';
+import { resultPath, resultUrl, timestamp } from './fields.ts';
+
+export const JobStatus = z
+  .enum(JOB_STATUSES)
+  .describe(
+    'Job status. `queued` → `processing` → `success` or `failed`; `cancelled` by the owner. Clients stop ' +
+      'polling on `success`, `failed` or `cancelled`.',
+  );
+export const Operation = z.enum(OPERATION_NAMES).describe('The operation (`mode` of the job input).');
+export const JobStage = z
+  .enum(JOB_STAGES)
+  .describe(
+    'Where in the pipeline the job is, finer than `status`: `queued` (created, or queued again by a ' +
+      'retry), `preparing` (started: the photo is prepared and the models run), `done` (a finished job, ' +
+      'whatever its outcome).',
+  );
+
+export const AnalysisLabel = z
+  .object({
+    value: z
+      .string()
+      .describe('Machine value, e.g. `exterior` (photo type) or `front`, `three_quarters_left` (view).'),
+    label: z.string().describe('Localised label of `value`.'),
+    source_class: z.string().optional().describe('Class of the model the value was derived from.'),
+    conf: z.int().describe('Confidence, 0–100.'),
+  })
+  .describe('A classification with its confidence.');
+export const Detection = z.object({ id: z.int(), conf: z.int().describe('Confidence, 0–100.') });
+export const Analysis = z
+  .object({
+    photo_type: AnalysisLabel.describe('Interior, exterior or podium.'),
+    view: AnalysisLabel.optional().describe('The car’s view angle; given for exterior photos.'),
+    detections: z
+      .record(z.string(), Detection)
+      .optional()
+      .describe('Detected classes (the car, the licence plate, ...) by name.'),
+    background_detections: z.record(z.string(), Detection).optional().describe('Background classes by name.'),
+  })
+  .describe('Classification of the photo (spec 2.4), the result of `analyze`.');
+
+export const Composition = z
+  .object({
+    framing: z
+      .enum(FRAMINGS)
+      .describe('The framing applied: `keep` when asked, or when the photo’s edge cut the car.'),
+    car_cut_by_edge: z
+      .array(z.enum(['left', 'right', 'top', 'bottom']))
+      .describe('The photo’s edges that cut the car; when any does, the car was not re-framed.'),
+    vehicles: z.int().describe('Distinct vehicles found in the photo, the kept one included; only it stays.'),
+    main_car_ambiguous: z
+      .boolean()
+      .describe('Another vehicle was about as large as the kept one (85%): the more central one was kept.'),
+    notes: z.array(z.string()).describe('The same decisions in words, for a person.'),
+  })
+  .describe('`background` and `studio_background`: where the car was put and what was decided for you.');
+
+export const JobOutput = z
+  .object({
+    url: resultUrl.optional(),
+    plate_mask_url: resultPath('plate mask').optional(),
+    background_mask_url: resultPath('background mask').optional(),
+    mask_url: resultPath('mask of a mask operation').optional(),
+    analysis: Analysis.optional(),
+    output_kind: z.enum(['image', 'mask', 'analysis']),
+    inference_cached: z.boolean().describe('The model output was reused from an identical earlier request.'),
+    model_version: z
+      .record(z.string(), z.string())
+      .describe('Version of each model that produced the output.'),
+    plates_detected: z
+      .int()
+      .optional()
+      .describe(
+        '`plate`: plates filled. `studio_background`: plates on the car filled; `background`: plates on the car found (and kept).',
+      ),
+    plate_hidden: z
+      .boolean()
+      .optional()
+      .describe(
+        '`background` and `studio_background`: false when the car looks like its front or rear (a plate-like ' +
+          'shape on it) but no plate was filled, so a plate may still be readable; true otherwise. ' +
+          'Send `require_plate` to make such a job fail with 803 instead.',
+      ),
+    composition: Composition.optional(),
+  })
+  .describe('What a successful job produced; `analyze` has no image URL.');
+
+export const JobError = z
+  .object({
+    code: z
+      .int()
+      .describe(
+        '803 no plate detected, 802 no background mask, 800 photo not classifiable, 400 source not a ' +
+          'decodable image, 415 unsupported format, 500 internal (a missing model file is named in the message).',
+      ),
+    message: z.string(),
+  })
+  .describe('Why the job failed.');
+
+export const JobLinks = z
+  .object({
+    self: z.string().describe('`/api/v1/jobs/{job_id}`'),
+    cancel: z.string().describe('POST here to cancel.'),
+    retry: z.string().describe('POST here to retry a failed job.'),
+    result: z.string().optional().describe('The result image (same as `url`), once there is one.'),
+  })
+  .describe('Related paths: `self`, `cancel`, `retry`, and `result` once there is a result image.');
+
+export const QuotaSnapshot = z
+  .object({
+    remaining: z.number().describe('Credits available.'),
+    credits_remaining: z.number().describe('Same as `remaining` (legacy name).'),
+  })
+  .describe('Balance of the paying account.');
+
+export const Job = z
+  .object({
+    id: z.string().describe('Job id, `job_` and 24 random characters.'),
+    status: JobStatus,
+    operation: Operation,
+    stage: JobStage,
+    cancel_requested: z.boolean().describe('Cooperative cancellation of a processing job was requested.'),
+    cost_credits: z
+      .number()
+      .describe(`Credits charged or reserved: ${PRICES.edit}, or ${PRICES.analysis} for \`analyze\`.`),
+    attempts: z.int().describe('Workflow executions started for this job.'),
+    created_at: timestamp,
+    started_at: timestamp.nullable(),
+    finished_at: timestamp.nullable(),
+    output: JobOutput.nullable(),
+    error: JobError.nullable(),
+    links: JobLinks,
+  })
+  .describe('The Job resource (spec 2.2).');
+
+export const JobEnvelope = z
+  .object({
+    result: z.boolean().describe('False exactly when the job failed or was cancelled.'),
+    job_id: z.string().describe('Same as `id`.'),
+    status: JobStatus,
+    code: z
+      .int()
+      .describe(
+        '202 while queued or processing, 200 on success, the error’s code on failure, 409 when cancelled.',
+      ),
+    message: z.string().optional().describe('Present when the job failed or was cancelled.'),
+    url: resultUrl.optional(),
+    plate_mask_url: resultPath('plate mask').optional(),
+    background_mask_url: resultPath('background mask').optional(),
+    mask_url: resultPath('mask').optional(),
+    analysis: Analysis.optional(),
+    expires_in_days: z
+      .int()
+      .optional()
+      .describe('Life of the result in days (30); present on success with a result file.'),
+    mode: Operation,
+    background: z
+      .enum([...BACKGROUNDS, 'custom'])
+      .nullable()
+      .describe(
+        'Effective background: a preset, `transparent`, or `custom` when a background file was used.',
+      ),
+    plate_color: z.string().describe('Effective plate colour, `#rrggbb` (legacy names are resolved).'),
+    plate_smoothing: z.boolean().describe('Effective smoothing.'),
+    plate_mask_only: z.boolean().describe('Effective `plate_mask_only`.'),
+    quota: QuotaSnapshot.optional().describe('Balance of the paying account; absent for the master key.'),
+    // `status` stays where the legacy fields put it, as in `jobEnvelope`.
+    ...Job.omit({ status: true }).shape,
+  })
+  .describe(
+    'The job envelope: the Job resource (spec 2.2) and the legacy final-job fields (2.3) side by side in one ' +
+      'flat object, so a legacy poller reads `result`, `status`, `url` at the top and a new client reads `id`, ' +
+      '`operation`, `output`, `links`. `status` means the same in both. Webhooks deliver the same JSON.',
+  );
+
+// ---------------------------------------------------------------- examples
+
+const JOB_ID = 'job_7kq2m9x4c8v1b6n3p5r0t2wz';
+const self = jobPath(JOB_ID);
+const resultJpg = resultPathOf(JOB_ID, 'result.jpg');
+
+const links = (result?: string) => ({
+  self,
+  cancel: `${self}/cancel`,
+  retry: `${self}/retry`,
+  ...(result ? { result } : {}),
+});
+
+const queued = {
+  result: true,
+  job_id: JOB_ID,
+  status: 'queued',
+  code: 202,
+  mode: 'plate',
+  background: 'studio',
+  plate_color: '#141414',
+  plate_smoothing: true,
+  plate_mask_only: false,
+  quota: { remaining: 95, credits_remaining: 95 },
+  id: JOB_ID,
+  operation: 'plate',
+  stage: 'queued',
+  cancel_requested: false,
+  cost_credits: PRICES.edit,
+  attempts: 0,
+  created_at: '2026-11-24T09:30:00.000Z',
+  started_at: null,
+  finished_at: null,
+  output: null,
+  error: null,
+  links: links(),
+};
+
+const succeeded = {
+  ...queued,
+  status: 'success',
+  code: 200,
+  url: resultJpg,
+  expires_in_days: 30,
+  stage: 'done',
+  attempts: 1,
+  started_at: '2026-11-24T09:30:00.412Z',
+  finished_at: '2026-11-24T09:30:02.871Z',
+  output: {
+    url: resultJpg,
+    output_kind: 'image',
+    inference_cached: false,
+    model_version: { plate_detector: 'lpd-yunet-2023mar-dynamic' },
+    plates_detected: 1,
+  },
+  links: links(resultJpg),
+};
+
+const analysis = {
+  photo_type: { value: 'exterior', label: 'Exterior', source_class: 'car', conf: 99 },
+  view: { value: 'three_quarters_left', label: 'Front three-quarter left', conf: 91 },
+  detections: { car: { id: 2, conf: 93 }, license_plate: { id: 1000, conf: 88 } },
+  background_detections: { person: { id: 0, conf: 41 } },
+};
+
+const { result: _r, job_id: _j, code: _c, mode: _m, quota: _q, ...paramsAndResource } = succeeded;
+const {
+  background: _b,
+  plate_color: _pc,
+  plate_smoothing: _ps,
+  plate_mask_only: _pm,
+  url: _u,
+  expires_in_days: _e,
+  ...resource
+} = paramsAndResource;
+
+/** Example values of the job envelope (and of the Job resource), for the routes that answer them. */
+export const JOB_EXAMPLES = {
+  /** A plate job just created. */
+  queued,
+  succeeded,
+  analyzed: {
+    ...queued,
+    status: 'success',
+    code: 200,
+    analysis,
+    mode: 'analyze',
+    quota: { remaining: 94, credits_remaining: 94 },
+    operation: 'analyze',
+    stage: 'done',
+    cost_credits: PRICES.analysis,
+    attempts: 1,
+    started_at: '2026-11-24T09:30:00.398Z',
+    finished_at: '2026-11-24T09:30:01.502Z',
+    output: {
+      analysis,
+      output_kind: 'analysis',
+      inference_cached: false,
+      model_version: {
+        car_detector: 'nanodet-plus-2022nov',
+        feature_extractor: 'mobilenetv2-12-int8',
+        analyze_head: 'analyze-head-2025.4',
+        plate_detector: 'lpd-yunet-2023mar-dynamic',
+      },
+    },
+  },
+  failed: {
+    ...queued,
+    result: false,
+    status: 'failed',
+    code: 803,
+    message: 'No license plate was detected in the photo',
+    quota: { remaining: 100, credits_remaining: 100 },
+    stage: 'done',
+    attempts: 1,
+    started_at: '2026-11-24T09:30:00.405Z',
+    finished_at: '2026-11-24T09:30:01.118Z',
+    error: { code: 803, message: 'No license plate was detected in the photo' },
+  },
+  /** The succeeded job as a Job resource (GET /jobs lists these). */
+  resource,
+};
