@@ -110,6 +110,7 @@ function applyAtFullSize(
   const out = Uint8Array.from(coarse.alpha);
   const table = featherTable(feather);
   const sample = sampleCoefficients(c, width, height);
+  const ab = new Float64Array(2);
   const sx = c.width / width;
   const sy = c.height / height;
   for (let y = 0; y < height; y++) {
@@ -120,8 +121,8 @@ function applyAtFullSize(
       const i = y * width + x;
       const o = i * channels;
       const luma = (0.299 * pixels[o]! + 0.587 * pixels[o + 1]! + 0.114 * pixels[o + 2]!) / 255;
-      const { a, b } = sample(x, y);
-      const q = a * luma + b;
+      sample(x, y, ab);
+      const q = ab[0]! * luma + ab[1]!;
       out[i] = table[q <= 0 ? 0 : q >= 1 ? 255 : Math.round(q * 255)]!;
     }
   }

@@ -62,8 +62,8 @@ describe('the fast form', () => {
     const fullGuide = (x: number) => (x >= 40 ? 0.9 : 0.1);
     // Far from the edge the guide's value maps to the matte's: about 0.1 and 0.9 back (a = 1, b = 0).
     const q = (x: number) => {
-      const { a, b } = sample(x, 8);
-      return a * fullGuide(x) + b;
+      const [a, b] = sample(x, 8, new Float64Array(2));
+      return a! * fullGuide(x) + b!;
     };
     expect(q(5)).toBeCloseTo(0.1, 2);
     expect(q(75)).toBeCloseTo(0.9, 2);
