@@ -91,7 +91,7 @@ const data = deployed
   ? { close: async () => undefined, description: `in table ${values.table} (the deployment's)` }
   : await (await import('../local/data.ts')).openLocalData(path.resolve(process.env.DATA_DIR ?? '.data'));
 try {
-  const { deps } = await import('#aws/wiring.ts');
+  const { deps } = await import('#wiring/api.ts');
   const d = deps();
   const applyBackgroundFile = async (keyId: string) => {
     const file = values['background-file'];

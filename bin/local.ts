@@ -91,7 +91,7 @@ const stack = await startLocalStack({
 });
 
 // Imported only now: the stack has just written the configuration these modules read.
-const { deps } = await import('#aws/wiring.ts');
+const { deps } = await import('#wiring/api.ts');
 const demoKeyFile = path.join(dataDir, 'demo-key');
 let demoKey = (await readFile(demoKeyFile, 'utf8').catch(() => '')).trim();
 if (!demoKey || !(await deps().keys.findById(keyIdOf(hashSecret(demoKey))))) {

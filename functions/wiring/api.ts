@@ -1,18 +1,57 @@
+import { awsClients } from '#aws/clients.ts';
+import { masterKeyLoader } from '#aws/master-key.ts';
 import { countedWebhookSender, logger } from '#aws/observability.ts';
-import { type DataPlane, deps as dataPlane } from '#aws/wiring.ts';
+import { bucketAdapters, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
+import { type Config, config } from '#config';
+import type { Caller } from '#core/keys/caller.ts';
+import { verifiedKeys } from '#core/keys/verified-keys.ts';
+import { openUpload } from '#core/use-cases/uploads.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { withBatchHooks } from './batch.ts';
 
 /**
- * The API functions' composition root: the table, the bucket and the workflow (layers/aws/wiring.ts),
- * plus the outbound HTTP clients for `url` sources and redeliveries, and the function's logger. Their role
- * grants exactly this.
+ * The API functions' composition root, also what the operator's CLI and `npm start` use: the table, the
+ * bucket, the workflows and the master key (layers/aws/wiring.ts), the settings the use cases read, the
+ * outbound HTTP clients for `url` sources and redeliveries, and the function's logger. Their role grants
+ * exactly this.
  */
-function apiWiring(base: DataPlane) {
-  const cfg = base.config;
+export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
+  const table = tableAdapters(cfg, clients);
+  const bucket = bucketAdapters(cfg, clients);
   return {
-    ...base,
+    config: cfg,
+    clock: systemClock,
+    ...table,
+    ...bucket,
+    /** A batch's `upload_id`: a completed archive upload of the caller. */
+    openUpload: async (caller: Caller, uploadId: string, kind: 'archive') => {
+      const upload = await openUpload(
+        { uploads: table.uploads, objects: bucket.objects, clock: systemClock },
+        caller,
+        uploadId,
+        kind,
+      );
+      return { key: upload.key, bytes: upload.bytes, filename: upload.filename };
+    },
+    ...workflowAdapter(cfg, clients),
+    masterKey: masterKeyLoader(cfg),
+    // One per process (a Lambda container, or `npm start`): reads by a key verified in the last seconds
+    // skip reading it again (docs/decisions.md, "Verified keys").
+    verifiedKeys: verifiedKeys(),
+    policy: {
+      allowKeyInQuery: cfg.ALLOW_KEY_IN_QUERY,
+      allowKeyInForm: cfg.ALLOW_KEY_IN_FORM,
+      guestTrialCredits: cfg.GUEST_TRIAL_CREDITS,
+      guestSessionsPerAddressPerDay: cfg.GUEST_SESSIONS_PER_ADDRESS_PER_DAY,
+    },
+    batchConcurrency: cfg.BATCH_CONCURRENCY,
+    /** Whether webhooks and `url` sources may reach loopback (OUTBOUND_ALLOW_LOOPBACK). */
+    allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
+    maxSourceBytes: cfg.MAX_SOURCE_BYTES,
+    maxBodyBytes: cfg.MAX_SOURCE_BYTES,
+    maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
+    maxArchiveBytes: cfg.MAX_ARCHIVE_BYTES,
     fetchSource: async (url: string) => {
       const fetched = await fetchOutbound(url, {
         allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
@@ -34,7 +73,7 @@ export type ApiWiring = ReturnType<typeof apiWiring>;
 let instance: ApiWiring | undefined;
 /** Built on first use, once per cold start: importing a handler never reads configuration. */
 export const deps = (): ApiWiring => {
-  instance ??= apiWiring(dataPlane());
+  instance ??= apiWiring();
   return instance;
 };
 

@@ -181,7 +181,7 @@ async function settled(server: RunningServer, keys: string[], jobIds: string[]):
 async function createKeys(server: RunningServer, count: number): Promise<string[]> {
   const { openLocalData } = await import('../../local/data.ts');
   await openLocalData(server.dataDir);
-  const { deps } = await import('#aws/wiring.ts');
+  const { deps } = await import('#wiring/api.ts');
   const { createApiKey } = await import('#core/use-cases/create-api-key.ts');
   const keys: string[] = [];
   for (let i = 0; i < count; i++)

@@ -10,31 +10,14 @@ import {
   originalNameOr,
   storageName,
 } from '../files/assets.ts';
-import type { SourceSpec, UploadedFile } from '../jobs/input.ts';
+import type { SourceSpec } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
-import type {
-  AssetRepository,
-  Clock,
-  FileRepository,
-  ObjectStore,
-  UploadRepository,
-  UploadTargets,
-} from '../ports.ts';
+import type { FileRepository } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
-import { type CheckedImage, checkImage } from './create-job.ts';
-import { readUploadedPhoto } from './uploads.ts';
+import { readSourceImage, type SourceImageDeps } from './source-image.ts';
 
-export interface CreateAssetDeps {
-  assets: AssetRepository;
+export interface CreateAssetDeps extends SourceImageDeps {
   files: FileRepository;
-  objects: ObjectStore;
-  clock: Clock;
-  /** Download a source image from a caller-supplied URL, enforcing the outbound rules. */
-  fetchSource(url: string): Promise<UploadedFile>;
-  maxSourceBytes: number;
-  /** `upload_id` sources; without them it is refused. */
-  uploads?: UploadRepository;
-  maxPhotoBytes?: number;
 }
 
 /**
@@ -47,22 +30,7 @@ export interface CreateAssetDeps {
 export async function createAsset(deps: CreateAssetDeps, caller: Caller, source: SourceSpec): Promise<Asset> {
   if (source.kind === 'asset')
     throw new BadRequestError('Send the image as file, url or upload_id, not asset_id');
-  let image: CheckedImage;
-  if (source.kind === 'upload') {
-    if (!deps.uploads) throw new BadRequestError('upload_id is not accepted here');
-    const objects = deps.objects as ObjectStore & UploadTargets;
-    const file = await readUploadedPhoto(
-      { ...deps, uploads: deps.uploads, objects },
-      caller,
-      source.uploadId,
-    );
-    image = checkImage({ maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes }, file, 'upload_id');
-  } else {
-    image =
-      source.kind === 'file'
-        ? checkImage(deps, source.file, 'file')
-        : checkImage(deps, await deps.fetchSource(source.url), 'url');
-  }
+  const image = await readSourceImage(deps, caller, source);
   // The caller's URL, not a redirect target: that is the name they know the image by.
   const given = source.kind === 'url' ? nameFromUrl(source.url) : cleanOriginalName(image.file.filename);
   const originalName = originalNameOr(given, image.type);

@@ -1,51 +1,24 @@
 import { createHash } from 'node:crypto';
 import { costOf } from '../credits/credits.ts';
-import {
-  BadRequestError,
-  PayloadTooLargeError,
-  TransientError,
-  UnsupportedMediaTypeError,
-} from '../errors.ts';
-import { openAsset } from '../files/assets.ts';
+import { BadRequestError, TransientError } from '../errors.ts';
 import { replayDecision } from '../idempotency/idempotency.ts';
-import { imageProblem } from '../image-limits.ts';
-import { extensionOf, sniffImageType } from '../images.ts';
+import { extensionOf } from '../images.ts';
 import { newJobId, newSequence } from '../jobs/ids.ts';
-import type { JobRequest, UploadedFile } from '../jobs/input.ts';
+import type { JobRequest } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
 import { webhookTargetProblem } from '../net/address-policy.ts';
-import type {
-  AccountRepository,
-  AssetRepository,
-  Clock,
-  JobRepository,
-  ObjectStore,
-  UploadRepository,
-  UploadTargets,
-  WorkflowStarter,
-} from '../ports.ts';
+import type { AccountRepository, JobRepository, WorkflowStarter } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import { refuseUnlessAffordable } from './affordability.ts';
 import { startOrFail } from './control-job.ts';
-import { readUploadedPhoto } from './uploads.ts';
+import { checkImage, readSourceImage, type SourceImageDeps, sha256 } from './source-image.ts';
 
-export interface CreateJobDeps {
+export interface CreateJobDeps extends SourceImageDeps {
   jobs: JobRepository;
   accounts: AccountRepository;
-  objects: ObjectStore;
   workflow: WorkflowStarter;
-  clock: Clock;
-  /** Download a source image from a caller-supplied URL, enforcing the outbound rules. */
-  fetchSource(url: string): Promise<UploadedFile>;
-  maxSourceBytes: number;
-  /** Where `asset_id` sources are looked up. */
-  assets: AssetRepository;
-  /** Where `upload_id` sources are looked up; without them `upload_id` is refused. */
-  uploads?: UploadRepository;
-  /** Largest photo by upload. */
-  maxPhotoBytes?: number;
   /** Whether a `webhook_url` on loopback can be delivered to (the outbound address policy). */
   allowLoopback: boolean;
 }
@@ -87,7 +60,7 @@ export async function createJob(
   const cost = costOf(request.operation);
   await refuseUnlessAffordable(deps.accounts, caller, cost, `This operation needs ${cost} credits`);
 
-  const source = await loadSource(deps, caller, request);
+  const source = await readSourceImage(deps, caller, request.source);
   const background = request.backgroundFile
     ? checkImage(deps, request.backgroundFile, 'background_file')
     : null;
@@ -159,63 +132,6 @@ async function findReplay(deps: CreateJobDeps, scope: string, key: string, finge
   if (!original) return null;
   return { status: replayDecision(record, fingerprint, original).status, job: original };
 }
-
-export interface CheckedImage {
-  file: UploadedFile;
-  type: NonNullable<ReturnType<typeof sniffImageType>>;
-  sha256: string;
-}
-
-export function checkImage(
-  deps: { maxSourceBytes: number },
-  file: UploadedFile,
-  field: string,
-): CheckedImage {
-  if (file.bytes.length > deps.maxSourceBytes) {
-    throw new PayloadTooLargeError(`${field} is larger than ${deps.maxSourceBytes} bytes`);
-  }
-  const type = sniffImageType(file.bytes);
-  if (!type) throw new UnsupportedMediaTypeError(`${field} is not a JPG, PNG or WEBP image`);
-  const problem = imageProblem(file.bytes, field);
-  if (problem) throw problem;
-  return { file, type, sha256: sha256(file.bytes) };
-}
-
-/** An `upload_id` source: a completed photo upload of the caller, under the photo limits of uploads. */
-export async function uploadedImage(
-  deps: CreateJobDeps & { objects: ObjectStore & UploadTargets },
-  caller: Caller,
-  uploadId: string,
-): Promise<CheckedImage> {
-  if (!deps.uploads) throw new BadRequestError('upload_id is not accepted here');
-  const file = await readUploadedPhoto(
-    { uploads: deps.uploads, objects: deps.objects, clock: deps.clock },
-    caller,
-    uploadId,
-  );
-  return checkImage({ maxSourceBytes: deps.maxPhotoBytes ?? deps.maxSourceBytes }, file, 'upload_id');
-}
-
-async function loadSource(deps: CreateJobDeps, caller: Caller, request: JobRequest): Promise<CheckedImage> {
-  switch (request.source.kind) {
-    case 'file':
-      return checkImage(deps, request.source.file, 'file');
-    case 'url':
-      return checkImage(deps, await deps.fetchSource(request.source.url), 'url');
-    case 'asset':
-      // A copy becomes the job's own source, so deleting the asset later cannot break a queued job.
-      return checkImage(deps, await openAsset(deps, caller, request.source.assetId), 'asset_id');
-    case 'upload':
-      // A copy too: the upload may be used again, and expires on its own schedule.
-      return uploadedImage(
-        deps as CreateJobDeps & { objects: ObjectStore & UploadTargets },
-        caller,
-        request.source.uploadId,
-      );
-  }
-}
-
-const sha256 = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
 
 /** Identifies "the same request" for Idempotency-Key: uploads by content, URLs and assets by reference. */
 function fingerprintOf(route: JobRoute, request: JobRequest): string {

@@ -14,6 +14,7 @@ import { eventually } from '../../support/eventually.ts';
 import {
   type ApiResponse,
   api,
+  batchDownload,
   hasShared,
   REPO_ROOT,
   type RunningServer,
@@ -92,21 +93,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
       },
       /** GET …/download: 202 with Retry-After while a workflow step builds it, then the 302 and the archive. */
       async download(batchId: string, query = '') {
-        const response = await eventually(
-          async () => {
-            const answer = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
-              headers: { 'x-api-key': key },
-              redirect: 'manual',
-            });
-            if (answer.status === 202) {
-              expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
-              await answer.arrayBuffer();
-            }
-            return answer;
-          },
-          (answer) => answer.status !== 202,
-          { timeoutMs: 60_000, intervalMs: 200 },
-        );
+        const response = await batchDownload(server, key, batchId, query);
         if (response.status !== 302) {
           return {
             status: response.status,

@@ -8,6 +8,7 @@ import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { eventually } from '../../support/eventually.ts';
 import {
   api,
+  batchDownload,
   hasShared,
   type JsonBody,
   type RunningServer,
@@ -187,21 +188,7 @@ describe.skipIf(!hasShared)('direct uploads on the local server', () => {
     expect(batch.counts.succeeded).toBeGreaterThan(0);
     expect((await c.get('/quota')).body.quota).toMatchObject({ used_total: 5 * batch.counts.succeeded });
 
-    const response = await eventually(
-      async () => {
-        const answer = await fetch(`${server.baseUrl}/batches/${batchId}/download`, {
-          headers: { 'x-api-key': key },
-          redirect: 'manual',
-        });
-        if (answer.status === 202) {
-          expect(Number(answer.headers.get('retry-after'))).toBeGreaterThan(0);
-          await answer.arrayBuffer();
-        }
-        return answer;
-      },
-      (answer) => answer.status !== 202,
-      { timeoutMs: 75_000, intervalMs: 250 },
-    );
+    const response = await batchDownload(server, key, batchId);
     expect(response.status).toBe(302);
     const zip = Buffer.from(await (await fetch(response.headers.get('location')!)).arrayBuffer());
     const opened = await openZipBuffer(zip, DEFAULT_ZIP_LIMITS);

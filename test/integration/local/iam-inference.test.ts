@@ -27,7 +27,7 @@ describe.skipIf(!hasShared)('a denied call inside the workflow', () => {
   });
 
   it('ends the job failed with a clear error, not retried as transient, and releases its credits', async () => {
-    const { deps } = await import('#aws/wiring.ts');
+    const { deps } = await import('#wiring/api.ts');
     const { key } = await createApiKey(deps(), { credits: 5 });
     const client = api({ baseUrl: stack.baseUrl } as RunningServer, key);
     const created = await client.postForm(

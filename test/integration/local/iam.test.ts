@@ -171,7 +171,7 @@ describe.skipIf(!hasShared)(
 
     it('answers a job creation with the spec error body and a 5xx, and the job ends failed', async () => {
       // Set-up outside any invocation acts as the admin identity.
-      const { deps } = await import('#aws/wiring.ts');
+      const { deps } = await import('#wiring/api.ts');
       const { key } = await createApiKey(deps(), { credits: 5 });
       const created = await fetch(`${stack.baseUrl}/jobs`, {
         method: 'POST',

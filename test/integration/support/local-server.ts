@@ -227,3 +227,25 @@ export async function untilWorkflowsIdle(server: RunningServer, timeoutMs = 60_0
   sfn.destroy();
   if (left.length > 0) throw new Error(`workflow executions still running: ${left.join(', ')}`);
 }
+
+/**
+ * GET …/batches/{batch_id}/download as a client does it: while a workflow step builds the archive it
+ * answers 202 with `Retry-After`, polled here; then the final answer (the 302 to the archive, or an error).
+ */
+export function batchDownload(server: RunningServer, key: string, batchId: string, query = '') {
+  return eventually(
+    async () => {
+      const answer = await fetch(`${server.baseUrl}/batches/${batchId}/download${query}`, {
+        headers: { 'x-api-key': key },
+        redirect: 'manual',
+      });
+      if (answer.status === 202) {
+        if (!(Number(answer.headers.get('retry-after')) > 0)) throw new Error('a 202 without Retry-After');
+        await answer.arrayBuffer();
+      }
+      return answer;
+    },
+    (answer) => answer.status !== 202,
+    { timeoutMs: 75_000, intervalMs: 200 },
+  );
+}

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeRetrySchedule, retryScheduleSeconds } from '#core/webhooks/retry-schedule.ts';
 import { webhookRetry } from '../../../lib/config.ts';
@@ -16,5 +18,24 @@ describe('the webhook retry schedule', () => {
     expect(retryScheduleSeconds({ ...short, maxAttempts: 8 })).toBe(
       60 + 120 + 240 + 480 + 960 + 1920 + 3600 + 3600,
     );
+  });
+
+  it('is what the prose says: every "N attempts over about …" in README and docs/ follows the schedule', () => {
+    const repo = path.resolve(import.meta.dirname, '..', '..', '..');
+    const docs = ['README.md', ...['runbook.md', 'webhooks.md', 'decisions.md'].map((f) => `docs/${f}`)];
+    // 1 attempt and `maxAttempts` retries, over the longest the retries can take.
+    const expected = describeRetrySchedule(webhookRetry).replace(
+      /^\d+ times/,
+      `${webhookRetry.maxAttempts + 1} attempts`,
+    );
+    const stated = docs.flatMap((file) =>
+      [
+        ...readFileSync(path.join(repo, file), 'utf8').matchAll(
+          /\d+ attempts over about \d+ (hours|minutes)/g,
+        ),
+      ].map((match) => `${file}: ${match[0]}`),
+    );
+    expect(stated.length).toBeGreaterThan(0);
+    expect(stated.filter((line) => !line.endsWith(`: ${expected}`))).toEqual([]);
   });
 });
