@@ -13,7 +13,7 @@ import {
   type Matte,
   matteStats,
 } from '#vision/math/matte.ts';
-import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 import type { ModelCache } from '../models.ts';
@@ -80,11 +80,11 @@ export async function replaceBackground(
     plates = (await deps.detector.find(besideWhole(levels, Promise.resolve(image)))).filter((p) =>
       onForeground(matte, p),
     );
-    fillPlates(
-      image,
-      plates.map((p) => p.quad),
-      { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
-    );
+    fillPlates(image, plateOutlines(plates), {
+      color: params.plateColor,
+      smoothing: params.plateSmoothing,
+      maskOnly: params.plateMaskOnly,
+    });
   }
 
   const backdropSource: BackdropSource = backgroundFile
