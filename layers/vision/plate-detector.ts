@@ -231,7 +231,11 @@ export async function createPlateDetector(
     for (const car of cars) {
       const region = { x: car.x, y: car.y, w: car.w, h: car.h };
       const look = { targetWidth: 640, maxSide: 640, upscale: true, scoreThreshold: PROPOSAL_FLOOR, region };
-      proposals.push(...(await at(Math.min(1, 640 / region.w), look)).slice(0, 2));
+      // A quarter-size decode or the whole photo, never the half: `plate` and the background operations read
+      // the whole decode wherever a quarter is not enough (`besideWhole`) and `plate_mask` reads the coarsest
+      // that is; on one level both find the same plates.
+      const scale = Math.min(1, 640 / region.w);
+      proposals.push(...(await at(scale <= 0.25 ? scale : 1, look)).slice(0, 2));
     }
     const unique: PlateDetection[] = [];
     for (const p of proposals.sort((a, b) => b.score - a.score))
@@ -290,19 +294,9 @@ export async function createPlateDetector(
     const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
     const lines: TextRegion[] = [];
     for (const area of areas) {
-      const scale = Math.min(1, TEXT_SEARCH_MAX_SIDE / Math.max(area.w, area.h));
-      const level = await levels.atScale(scale);
-      const s = level.width / photo.width;
-      const found = await textReader.regions(level, {
-        area: { x: area.x * s, y: area.y * s, w: area.w * s, h: area.h * s },
-        maxSide: TEXT_SEARCH_MAX_SIDE,
-      });
-      lines.push(
-        ...found.map((r) => ({
-          ...r,
-          box: { x: r.box.x / s, y: r.box.y / s, w: r.box.w / s, h: r.box.h / s },
-        })),
-      );
+      // From the whole decode, which reading text needs anyway: every operation that hides plates then
+      // finds the same lines, whichever decodes of the photo it made for its own passes.
+      lines.push(...(await textReader.regions(image, { area, maxSide: TEXT_SEARCH_MAX_SIDE })));
     }
     // Cars overlap: a line found in two of them is one line.
     const distinct = lines.filter((l, i) => lines.slice(0, i).every((m) => boxIoU(l.box, m.box) < 0.7));
@@ -372,6 +366,14 @@ function levelScale(photo: Size, input: Size): number {
 function lookScale(region: Box, photo: Size): number {
   const w = Math.min(photo.width, region.x + region.w) - Math.max(0, region.x);
   return w > 0 ? Math.min(1, LOOK_MIN_CROP / w) : 1;
+}
+
+/**
+ * What a fill covers for each plate: the detector's quad and, where text confirmed it, the text line's
+ * box (the union of both outlines). Every operation that hides plates fills these.
+ */
+export function plateOutlines(plates: readonly PlateDetection[]): Quad[] {
+  return plates.flatMap((p) => (p.text ? [p.quad, boxQuad(p.text.box)] : [p.quad]));
 }
 
 /** Whole pixels inside the image, at least one a side. */

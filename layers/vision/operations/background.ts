@@ -16,7 +16,7 @@ import {
   type Matte,
   matteStats,
 } from '#vision/math/matte.ts';
-import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { platesOnCar } from '#vision/plate-visibility.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
@@ -108,20 +108,14 @@ export async function replaceBackground(
     plateHidden = deps.keepPlates ? plates.length === 0 && !found.plateLeftVisible : !found.plateLeftVisible;
   }
   if (deps.detector && !deps.keepPlates) {
-    fillPlates(
-      image,
-      plates.map((p) => p.quad),
-      { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
-    );
+    fillPlates(image, plateOutlines(plates), {
+      color: params.plateColor,
+      smoothing: params.plateSmoothing,
+      maskOnly: params.plateMaskOnly,
+    });
   }
   let plateMatte =
-    plates.length > 0 && !deps.keepPlates
-      ? plateMask(
-          image,
-          plates.map((p) => p.quad),
-          params,
-        )
-      : null;
+    plates.length > 0 && !deps.keepPlates ? plateMask(image, plateOutlines(plates), params) : null;
 
   const cut = edgesCuttingCar(matte, stats);
   const placement = params.framing === 'center' && cut.length === 0 ? centerPlacement(stats) : null;

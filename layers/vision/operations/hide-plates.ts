@@ -6,8 +6,7 @@ import {
   openSource,
   type ResultType,
 } from '#vision/image-io.ts';
-import { boxQuad } from '#vision/math/geometry.ts';
-import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
 export interface HidePlatesDeps {
@@ -53,12 +52,11 @@ export async function hidePlates(
   const plates = await deps.detector.find(besideWhole(levels, whole));
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   const decoded = await whole;
-  fillPlates(
-    decoded,
-    // The union of both outlines: the detector's quad and, where text confirmed it, the text line's box.
-    plates.flatMap((p) => (p.text ? [p.quad, boxQuad(p.text.box)] : [p.quad])),
-    { color: params.plateColor, smoothing: params.plateSmoothing, maskOnly: params.plateMaskOnly },
-  );
+  fillPlates(decoded, plateOutlines(plates), {
+    color: params.plateColor,
+    smoothing: params.plateSmoothing,
+    maskOnly: params.plateMaskOnly,
+  });
   const { data, contentType, width, height } = await encodeResult(decoded, params);
   return { image: data, contentType, width, height, plates };
 }

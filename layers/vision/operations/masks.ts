@@ -16,6 +16,7 @@ import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts
 import { fillPlates } from '#vision/plate-fill.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
+import { plateOutlines } from '../plate-detector.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { carDetector } from './analyze.ts';
 import { mainCarCutout } from './main-car.ts';
@@ -126,11 +127,7 @@ export async function plateMaskOperation(
   const image = await openSource(input.source);
   const plates = await detector.find(image);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
-  const mask = plateMask(
-    image,
-    plates.map((p) => p.quad),
-    input.params,
-  );
+  const mask = plateMask(image, plateOutlines(plates), input.params);
   const encoded = await encodeMaskResult(mask, input.params);
   return {
     files: [

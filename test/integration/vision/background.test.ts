@@ -274,7 +274,8 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     expect(result.modelVersion).toEqual({
       segmenter: MODELS['isnet-fp32'].version,
       car_detector: MODELS['nanodet-plus'].version,
-      plate_detector: MODELS['lpd-yunet'].version,
+      // Both signals of the plate finder: the detector and the text models.
+      plate_detector: `${MODELS['lpd-yunet'].version}+${MODELS['ppocr-det'].version}+${MODELS['ppocr-rec'].version}`,
     });
     expect(result.platesDetected).toBeGreaterThanOrEqual(1);
     expect(result.plateHidden).toBe(true);
