@@ -11,6 +11,7 @@ import {
   nanodetLetterbox,
   type ObjectCandidate,
 } from '#vision/math/nanodet.ts';
+import type { ModelCache } from '#vision/models.ts';
 
 export interface ObjectDetector {
   readonly modelVersion: string;
@@ -111,3 +112,9 @@ async function toInputTensor(
   }
   return new ort.Tensor('float32', data, [1, 3, side, side]);
 }
+
+/** NanoDet-Plus, loaded once per process; every operation that looks for vehicles shares it. */
+export const carDetector = (models: ModelCache): Promise<ObjectDetector> =>
+  models.get('car-detector', 'nanodet-plus', (file) =>
+    createCarDetector(file, { intraOpNumThreads: models.threads }),
+  );

@@ -19,6 +19,7 @@
 import { existsSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { carDetector } from '#vision/car-detector.ts';
 import { decodeSource, openSource } from '#vision/image-io.ts';
 import { type Box, boxIoU, type Size } from '#vision/math/geometry.ts';
 import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
@@ -29,7 +30,6 @@ import {
   selectPlates,
 } from '#vision/math/plate-evidence.ts';
 import type { ModelCache } from '#vision/models.ts';
-import { carDetector } from '#vision/operations/analyze.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { wilson } from './analysis.ts';

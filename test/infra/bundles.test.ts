@@ -164,28 +164,33 @@ describe('bundled functions', () => {
   it('throw workflow errors under their own names, which the state machine matches', async () => {
     const missing = 'job_000000000000000000000000';
     const written: string[] = [];
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    const capture = (chunk: string | Uint8Array) => {
       written.push(String(chunk));
       return true;
-    });
+    };
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(capture);
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(capture);
     try {
       await expect(
         bundled(workflowHandlers.prepareJob).handler({ jobId: missing }, context('prepare')),
       ).rejects.toMatchObject({ name: errorNames.NotFoundError });
     } finally {
+      stdout.mockRestore();
       stderr.mockRestore();
     }
-    // The bundled Powertools logger writes one JSON line (errors go to stderr) with the job's id and the
-    // error's own name.
+    // The bundled Powertools logger writes one JSON line with the job's id and the error's own name; a
+    // missing job is an outcome the service answers (404), so a WARN without a stack, not an ERROR.
     const logged = written
       .flatMap((text) => text.split('\n'))
-      .filter((line) => line.includes('invocation failed'));
+      .filter((line) => line.includes('job outcome') || line.includes('invocation failed'));
     expect(logged.map((line) => JSON.parse(line))).toEqual([
       expect.objectContaining({
-        level: 'ERROR',
+        level: 'WARN',
+        message: 'job outcome',
         service: 'photo-jobs',
         job_id: missing,
-        error: expect.objectContaining({ name: errorNames.NotFoundError }),
+        code: 404,
+        reason: expect.stringMatching(new RegExp(`^${errorNames.NotFoundError}: `)),
       }),
     ]);
     await expect(

@@ -16,7 +16,7 @@ import {
 } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { type AnalyzeHead, headProbabilities, mirrorAveraged, parseHead } from '#vision/math/head.ts';
-import { createCarDetector, type ObjectDetector } from '../car-detector.ts';
+import { carDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
 import { type DecodedImage, openSource } from '../image-io.ts';
 import type { ModelCache } from '../models.ts';
@@ -31,9 +31,6 @@ export interface AnalyzeModels {
 }
 
 const threads = (models: ModelCache) => ({ intraOpNumThreads: models.threads });
-
-export const carDetector = (models: ModelCache): Promise<ObjectDetector> =>
-  models.get('car-detector', 'nanodet-plus', (file) => createCarDetector(file, threads(models)));
 
 export const featureExtractor = (models: ModelCache): Promise<FeatureExtractor> =>
   models.get('feature-extractor', 'mobilenetv2-int8', (file) =>

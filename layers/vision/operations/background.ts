@@ -20,10 +20,10 @@ import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/
 import { fillPlates } from '#vision/plate-fill.ts';
 import { platesOnCar } from '#vision/plate-visibility.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
+import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
-import { carDetector } from './analyze.ts';
 import { type MainCar, mainCarCutout } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';

@@ -14,11 +14,11 @@ import {
 import type { Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
+import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { plateOutlines } from '../plate-detector.ts';
 import { isnetSegmenter } from '../segmenter.ts';
-import { carDetector } from './analyze.ts';
 import { mainCarCutout } from './main-car.ts';
 import { plateDetector } from './plate.ts';
 

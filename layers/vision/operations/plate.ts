@@ -1,11 +1,11 @@
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { locateModel } from '#models/locate.ts';
 import { extensionOf } from '#vision/image-io.ts';
+import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
 import { createTextReader, type TextReader } from '../text-reader.ts';
-import { carDetector } from './analyze.ts';
 import { hidePlates } from './hide-plates.ts';
 
 /** PP-OCRv4's detector, recogniser and dictionary; any of them missing is ModelUnavailableError. */
