@@ -135,6 +135,21 @@ describe('architecture', () => {
     expect(reads).toEqual(['lib/config.ts -> functions/api/endpoints.ts']);
   });
 
+  it('has integration tests wait on events with test/support/eventually.ts, never on a fixed sleep', () => {
+    const files = execFileSync('git', ['ls-files', 'test/integration'], { cwd: REPO, encoding: 'utf8' })
+      .split('\n')
+      .filter((file) => file.endsWith('.ts'));
+    expect(files.length).toBeGreaterThan(20);
+    const sleeps = files.flatMap((file) =>
+      readFileSync(path.join(REPO, file), 'utf8')
+        .split('\n')
+        .flatMap((line, i) =>
+          /setTimeout\(|\bsleep\(/.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [],
+        ),
+    );
+    expect(sleeps).toEqual([]);
+  });
+
   it('imports the AGPL-licensed IAM simulator (@cloud-copilot) only from local/: nothing deployed carries it', () => {
     const found: string[] = [];
     for (const [file, { specifiers }] of imports) {

@@ -2,66 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { ConflictError, NotFoundError, TransientError, WebhookDeliveryError } from '#core/errors.ts';
 import { jobEnvelope } from '#core/jobs/envelope.ts';
 import type { Job } from '#core/jobs/job.ts';
-import type {
-  DeliveryRepository,
-  EventPublisher,
-  JobEvent,
-  WebhookSecretRepository,
-  WebhookSender,
-} from '#core/ports.ts';
+import type { EventPublisher, JobEvent, WebhookSecretRepository, WebhookSender } from '#core/ports.ts';
 import { deliverJobWebhook, listJobDeliveries, redeliverWebhook } from '#core/use-cases/deliver-webhook.ts';
-import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
 import { verifySignature, type WebhookSecret } from '#core/webhooks/signature.ts';
 import { aJob } from './fixtures.ts';
-import { memoryStore } from './memory-ports.ts';
-
-/** The DynamoDB adapter's rules: conditional open, atomic attempt counter, finish only from pending. */
-function memoryDeliveries(): DeliveryRepository & { published: Set<string> } {
-  const deliveries = new Map<string, Delivery>();
-  const attempts: DeliveryAttempt[] = [];
-  const published = new Set<string>();
-  return {
-    published,
-    async open(delivery) {
-      const existing = deliveries.get(delivery.deliveryId);
-      if (existing) return existing;
-      deliveries.set(delivery.deliveryId, { ...delivery });
-      return delivery;
-    },
-    async get(_jobId, deliveryId) {
-      const found = deliveries.get(deliveryId);
-      return found ? { ...found } : null;
-    },
-    async nextAttempt(_jobId, deliveryId, at) {
-      const delivery = deliveries.get(deliveryId)!;
-      delivery.attempts += 1;
-      delivery.updatedAt = at;
-      return delivery.attempts;
-    },
-    async record(attempt) {
-      attempts.push(attempt);
-    },
-    async finish(_jobId, deliveryId, status, at) {
-      const delivery = deliveries.get(deliveryId)!;
-      if (delivery.status === 'pending') Object.assign(delivery, { status, updatedAt: at });
-    },
-    async list(jobId) {
-      return [...deliveries.values()]
-        .filter((d) => d.jobId === jobId)
-        .reverse()
-        .map((delivery) => ({
-          delivery,
-          attempts: attempts.filter((a) => a.deliveryId === delivery.deliveryId),
-        }));
-    },
-    async wasPublished(jobId, eventId) {
-      return published.has(`${jobId}/${eventId}`);
-    },
-    async markPublished(jobId, eventId) {
-      published.add(`${jobId}/${eventId}`);
-    },
-  };
-}
+import { memoryDeliveries, memoryStore } from './memory-ports.ts';
 
 function setup(job: Job, answers: Array<number | null>) {
   const store = memoryStore({ key_1: 95 });

@@ -2,7 +2,15 @@ import { type CreditAccount, reserve, settle } from '#core/credits/credits.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
-import type { Clock, CreditMovement, FileRepository, JobRepository, WorkflowStarter } from '#core/ports.ts';
+import type {
+  Clock,
+  CreditMovement,
+  DeliveryRepository,
+  FileRepository,
+  JobRepository,
+  WorkflowStarter,
+} from '#core/ports.ts';
+import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
 
 /** In-memory ports with the same all-or-nothing semantics as the DynamoDB adapters. */
 export function memoryStore(accounts: Record<string, number> = {}) {
@@ -107,4 +115,52 @@ export function memoryFiles(clock: Clock) {
     },
   };
   return { repository, records: files };
+}
+
+/** The DynamoDB adapter's rules: conditional open, atomic attempt counter, finish only from pending. */
+export function memoryDeliveries(): DeliveryRepository & { published: Set<string> } {
+  const deliveries = new Map<string, Delivery>();
+  const attempts: DeliveryAttempt[] = [];
+  const published = new Set<string>();
+  return {
+    published,
+    async open(delivery) {
+      const existing = deliveries.get(delivery.deliveryId);
+      if (existing) return existing;
+      deliveries.set(delivery.deliveryId, { ...delivery });
+      return delivery;
+    },
+    async get(_jobId, deliveryId) {
+      const found = deliveries.get(deliveryId);
+      return found ? { ...found } : null;
+    },
+    async nextAttempt(_jobId, deliveryId, at) {
+      const delivery = deliveries.get(deliveryId)!;
+      delivery.attempts += 1;
+      delivery.updatedAt = at;
+      return delivery.attempts;
+    },
+    async record(attempt) {
+      attempts.push(attempt);
+    },
+    async finish(_jobId, deliveryId, status, at) {
+      const delivery = deliveries.get(deliveryId)!;
+      if (delivery.status === 'pending') Object.assign(delivery, { status, updatedAt: at });
+    },
+    async list(jobId) {
+      return [...deliveries.values()]
+        .filter((d) => d.jobId === jobId)
+        .reverse()
+        .map((delivery) => ({
+          delivery,
+          attempts: attempts.filter((a) => a.deliveryId === delivery.deliveryId),
+        }));
+    },
+    async wasPublished(jobId, eventId) {
+      return published.has(`${jobId}/${eventId}`);
+    },
+    async markPublished(jobId, eventId) {
+      published.add(`${jobId}/${eventId}`);
+    },
+  };
 }
