@@ -1,51 +1,18 @@
 // The web console: plain browser JavaScript over the public API, same origin, nothing loaded from elsewhere.
-const API = `${location.origin}/api/v1`;
+import { API, api, apiKey, authHeaders, keyInput } from './api.js';
+
 const TERMINAL_JOB = new Set(['success', 'failed', 'cancelled']);
 const TERMINAL_BATCH = new Set(['completed', 'cancelled', 'failed']);
-const KEY_STORAGE = 'photo-jobs.api-key';
 
 const $ = (selector, root = document) => root.querySelector(selector);
 const form = $('#job-form');
-const keyInput = $('#api-key');
 const photosInput = $('#photos');
 const modeSelect = $('#mode');
 const credits = $('#credits');
 const cards = $('#cards');
 
-keyInput.value = sessionStorage.getItem(KEY_STORAGE) ?? '';
-// Remembered as it is typed (a tab closed before the field loses focus keeps it); the balance is read once
-// the field is left, not on every keystroke.
-keyInput.addEventListener('input', () => sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim()));
-keyInput.addEventListener('change', () => {
-  sessionStorage.setItem(KEY_STORAGE, keyInput.value.trim());
-  refreshCredits();
-});
-
-const apiKey = () => keyInput.value.trim();
-const authHeaders = () => (apiKey() ? { 'X-API-Key': apiKey() } : {});
-
-/** A request to the API; a non-2xx answer becomes an Error carrying the spec's `message` and `code`. */
-async function api(path, init = {}) {
-  const response = await fetch(`${API}${path}`, {
-    ...init,
-    credentials: 'same-origin',
-    headers: { ...authHeaders(), ...init.headers },
-  });
-  const text = await response.text();
-  let body = null;
-  try {
-    body = text ? JSON.parse(text) : null;
-  } catch {
-    body = null;
-  }
-  if (!response.ok) {
-    const error = new Error(body?.message ?? `${response.status} ${response.statusText}`);
-    error.status = response.status;
-    error.code = body?.code ?? response.status;
-    throw error;
-  }
-  return { status: response.status, body, headers: response.headers };
-}
+// The balance is read once the key field is left, not on every keystroke.
+keyInput.addEventListener('change', () => refreshCredits());
 
 async function refreshCredits() {
   try {
