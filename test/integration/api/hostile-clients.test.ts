@@ -90,7 +90,7 @@ describe('hostile clients against npm start', () => {
     expect(await missing.json()).toMatchObject({ code: 404, result: false });
     const wrong = await fetch(`${server.baseUrl}/quota`, { method: 'DELETE' });
     expect(wrong.status).toBe(405);
-    expect(wrong.headers.get('allow')).toBe('GET');
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
     expect(await wrong.json()).toMatchObject({ code: 405, result: false });
   });
 
