@@ -4,6 +4,7 @@
  */
 import { type Box, nonMaxSuppression, type Size } from '#vision/math/geometry.ts';
 import { type ObjectCandidate, VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
+import { outsideShare } from '#vision/math/plate-evidence.ts';
 
 /** Objects and plates below these scores are not evidence. */
 export const OBJECT_SCORE_THRESHOLD = 0.3;
@@ -64,20 +65,13 @@ export const centreInside = (b: Box, outer: Box): boolean => {
   return cx > outer.x && cx < outer.x + outer.w && cy > outer.y && cy < outer.y + outer.h;
 };
 
-/** The share of a box's area that lies inside the photo. */
-export function shareInside(b: Box, image: Size): number {
-  const w = Math.max(0, Math.min(b.x + b.w, image.width) - Math.max(b.x, 0));
-  const h = Math.max(0, Math.min(b.y + b.h, image.height) - Math.max(b.y, 0));
-  return b.w > 0 && b.h > 0 ? (w * h) / (b.w * b.h) : 0;
-}
-
 /**
- * A plate is part of the photo: most of its box inside it, and narrower than it. LPD-YuNet answers a flat
- * picture with a box twice the photo's width at score 0.3-0.5, which would otherwise make a blank picture
- * an "exterior rear".
+ * A plate is part of the photo: at most half of it outside (the same measure as the finder's gate), and
+ * narrower than it. LPD-YuNet answers a flat picture with a box twice the photo's width at score 0.3-0.5,
+ * which would otherwise make a blank picture an "exterior rear".
  */
 export const plausiblePlate = (p: PlateEvidence, image: Size): boolean =>
-  p.box.w <= image.width && shareInside(p.box, image) >= 0.5;
+  p.box.w <= image.width && outsideShare(p.box, image) <= 0.5;
 
 /** The plate on the main car (centre inside its box), or the best plate when no car was found. */
 export function mainPlate(
