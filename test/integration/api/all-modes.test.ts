@@ -1,7 +1,14 @@
 import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
+import {
+  api,
+  downloadFile,
+  evalPhotoForm,
+  hasShared,
+  type RunningServer,
+  startServer,
+} from '../support/local-server.ts';
 
 const EXTERIOR = 'plates/eu/eu1.jpg';
 const INTERIOR = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
@@ -19,8 +26,7 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
     await server?.stop();
   });
 
-  const download = async (url: string) =>
-    Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+  const download = (url: string) => downloadFile(server, url);
 
   it.each([
     ['plate', 5, ['url']],

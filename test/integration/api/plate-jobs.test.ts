@@ -6,6 +6,7 @@ import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
+  downloadFile,
   evalPhotoForm,
   hasShared,
   type RunningServer,
@@ -93,7 +94,7 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
     const done = await client.waitForJob(created.body.id);
     expect(done.body).toMatchObject({ status: 'success', code: 200 });
     expect(done.body.output.model_version.plate_detector).toMatch(/\+ppocr-v4/);
-    const image = Buffer.from(await (await fetch(`${server.origin}${done.body.url}`)).arrayBuffer());
+    const image = await downloadFile(server, done.body.url);
     expect(await coverage(image, RO_FRAME.box)).toBeGreaterThan(0.6);
   });
 
@@ -108,9 +109,11 @@ describe.skipIf(!hasShared)('plate jobs on the local server (real model, real ph
       output: { inference_cached: true },
       quota: { remaining: 0 },
     });
-    const bytes = async (url: string) =>
-      Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
-    expect((await bytes(second.body.url)).equals(await bytes(first.body.url))).toBe(true);
+    const [again, original] = await Promise.all([
+      downloadFile(server, second.body.url),
+      downloadFile(server, first.body.url),
+    ]);
+    expect(again.equals(original)).toBe(true);
   });
 
   it('fails a photo without a plate with code 803 and gives the credits back', async () => {

@@ -6,6 +6,7 @@ import { zipBuffer } from '#aws/zip-archives.ts';
 import { eventually } from '../../support/eventually.ts';
 import {
   api,
+  downloadFile,
   evalPhotoForm,
   hasShared,
   type RunningServer,
@@ -27,8 +28,7 @@ describe.skipIf(!hasShared)('studio outputs through the API', () => {
     await server?.stop();
   });
 
-  const download = async (url: string) =>
-    Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+  const download = (url: string) => downloadFile(server, url);
 
   it('background transparent gives a PNG cut-out with alpha, max_width scales it and its mask', async () => {
     const client = api(server, await server.createKey(5));

@@ -228,6 +228,11 @@ export async function untilWorkflowsIdle(server: RunningServer, timeoutMs = 60_0
   if (left.length > 0) throw new Error(`workflow executions still running: ${left.join(', ')}`);
 }
 
+/** The bytes of a result or mask URL that the API answered with (a path under the server's origin). */
+export async function downloadFile(server: RunningServer, url: string): Promise<Buffer> {
+  return Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
+}
+
 /**
  * GET …/batches/{batch_id}/download as a client does it: while a workflow step builds the archive it
  * answers 202 with `Retry-After`, polled here; then the final answer (the 302 to the archive, or an error).
