@@ -90,7 +90,8 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
           (response) => response.status === 200 && until(response.body.batch),
           { timeoutMs, intervalMs: 200 },
         );
-        if (answer.status !== 200) throw new Error(`GET batch answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+        if (answer.status !== 200)
+          throw new Error(`GET batch answered ${answer.status}: ${JSON.stringify(answer.body)}`);
         const batch = answer.body.batch;
         if (!until(batch)) throw new Error(`batch never got there: ${JSON.stringify(batch?.counts)}`);
         return batch;
