@@ -31,14 +31,20 @@ export const QUIET_MS = 30_000;
  * 1. 404 for an unknown batch or another owner's.
  * 2. A processing batch that has been quiet for long, or has items waiting and none running, is advanced
  *    first: a step lost to a crash (a settlement that could not move the batch on) is made up here.
- *    Reads of a batch that moves normally write nothing.
+ *    Reads of a batch that moves normally write nothing; a heal that loses to concurrent writers is
+ *    given up, and the batch is answered as read.
  */
 export async function readBatch(deps: BatchDeps, caller: Caller, batchId: string) {
   let batch = await getOwnBatch(deps, caller, batchId);
   const quiet = deps.clock.now().getTime() - Date.parse(batch.updatedAt) > QUIET_MS;
   const stuck = batch.running.length === 0 && batch.queue.length > 0;
   if (batch.status === 'processing' && (quiet || stuck)) {
-    batch = await advanceBatch(deps, batchId, { heal: true });
+    // Healing is the read's courtesy, not its job: when it keeps losing to other writers, those writers
+    // are moving the batch, so the read answers what it sees instead of a 503.
+    batch = await advanceBatch(deps, batchId, { heal: true }).catch(async (error: unknown) => {
+      if (!(error instanceof TransientError)) throw error;
+      return getOwnBatch(deps, caller, batchId);
+    });
   }
   return { batch, items: await deps.batches.items(batchId) };
 }

@@ -638,6 +638,28 @@ describe('a lost step', () => {
   });
 });
 
+describe('reading a batch that other writers keep moving', () => {
+  it('answers the batch as read instead of failing when its heal keeps losing the race', async () => {
+    const t = setup(100, { concurrency: 1 });
+    const { batch } = await createBatch(t.deps, owner, {
+      archive: await photos(2),
+      operation: 'plate',
+      requested: {},
+    });
+    const jobId = batch.running[0]!.jobId;
+    await prepareJob(t.store, jobId);
+    await settleJob(t.store, { jobId, outcome: 'failure' }); // the settlement's batch step is lost
+    const contended = {
+      ...t.deps,
+      clock: { now: () => new Date(Date.parse('2026-11-22T08:01:00.000Z')) },
+      batches: { ...t.deps.batches, update: async () => false }, // every write loses to another writer
+    };
+    const read = await readBatch(contended, owner, batch.id);
+    expect(read.batch.running[0]!.jobId).toBe(jobId);
+    expect(read.items).toHaveLength(2);
+  });
+});
+
 describe('downloadBatch', () => {
   it('answers 409 while processing without partial, and while nothing has succeeded', async () => {
     const t = setup(100);
