@@ -197,10 +197,7 @@ export async function renderBackdrop(
       .flatten({ background: '#ffffff' })
       .resize(width, height, { fit: 'cover', position: 'centre' });
   }
-  const overlays = [
-    shadow.ambient ? ellipseOverlay(shadow.ambient, layout) : null,
-    shadow.contact ? layerOverlay(shadow.contact) : null,
-  ].filter((o): o is OverlayOptions => o !== null);
+  const overlays = shadowOverlays(shadow, layout);
   if (overlays.length > 0) base = base.composite(overlays);
   try {
     const { data, info } = await base
@@ -229,10 +226,7 @@ export async function renderShadow(
   shadow: FloorShadow,
 ): Promise<Uint8Array> {
   const { width, height } = layout;
-  const overlays = [
-    shadow.ambient ? ellipseOverlay(shadow.ambient, layout) : null,
-    shadow.contact ? layerOverlay(shadow.contact) : null,
-  ].filter((o): o is OverlayOptions => o !== null);
+  const overlays = shadowOverlays(shadow, layout);
   const canvas = sharp({
     create: { width, height, channels: 4, background: { r: 0, g: 0, b: 0, alpha: 0 } },
   });
@@ -244,6 +238,14 @@ export async function renderShadow(
     .raw()
     .toBuffer({ resolveWithObject: true });
   return new Uint8Array(data.buffer, data.byteOffset, data.length);
+}
+
+/** The shadow's layers to composite, the ambient ellipse under the contact shadow; none where it has none. */
+function shadowOverlays(shadow: FloorShadow, frame: { width: number; height: number }): OverlayOptions[] {
+  return [
+    shadow.ambient ? ellipseOverlay(shadow.ambient, frame) : null,
+    shadow.contact ? layerOverlay(shadow.contact) : null,
+  ].filter((o): o is OverlayOptions => o !== null);
 }
 
 /**

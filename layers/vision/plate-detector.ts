@@ -1,3 +1,8 @@
+/**
+ * The licence-plate detector: LPD-YuNet's network pass, and the confirmation of the proposals of
+ * plate-proposals.ts by close looks (direct and mirrored) and, where it can change the decision, by
+ * reading the text on them.
+ */
 import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
@@ -18,28 +23,19 @@ import {
 import {
   decodeLpdYunet,
   LPD_DEFAULT_SCORE_THRESHOLD,
-  type LpdInputSizeOptions,
   lpdInputSize,
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
-import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
 import { plateLineGroups, plateText, type TextRegion, unionBox } from '#vision/math/ocr.ts';
 import {
-  CAR_LOOKS,
-  CAR_MIN_SCORE,
-  CLOSE_UP_MAX_WIDTH,
-  CLOSE_UP_MIN_WIDTH,
   confirmed,
   LOOK_MIN_CROP,
   LOOK_WIDTH,
   lookRegion,
-  MAX_PROPOSALS,
   mayReach,
-  outsideShare,
   PLATE_RULE,
   type PlateCandidate,
   type PlateRule,
-  PROPOSAL_FLOOR,
   plateScore,
   sameDetection,
   selectPlates,
@@ -48,29 +44,15 @@ import {
   type TextEvidence,
   textReadBox,
 } from '#vision/math/plate-evidence.ts';
+import {
+  type DetectOptions,
+  type PlateDetection,
+  type PlatePass,
+  proposePlates,
+} from '#vision/plate-proposals.ts';
 import type { TextReader } from '#vision/text-reader.ts';
 
-/** A plate in source-image pixels. */
-export interface PlateDetection {
-  readonly quad: Quad;
-  readonly box: Box;
-  readonly score: number;
-  /** The plate-shaped text line that confirmed it, when text did: the fill covers it too. */
-  readonly text?: TextEvidence;
-}
-
-export interface DetectOptions extends LpdInputSizeOptions {
-  readonly scoreThreshold?: number;
-  /** Look only inside this part of the image (source pixels); quads still come in source pixels. */
-  readonly region?: Box;
-  /** Look at the mirror image (test-time flip); quads still come in source pixels. */
-  readonly mirror?: boolean;
-  /**
-   * The photo takes 1/pad of the input's width and height, at its top-left, the rest grey: a plate
-   * spanning most of a close-up shrinks to the sizes the detector was trained on.
-   */
-  readonly pad?: number;
-}
+export type { DetectOptions, PlateDetection };
 
 export interface PlateDetector {
   /** Recorded with results so that a change of weights shows. */
@@ -209,38 +191,14 @@ export async function createPlateDetector(
     const readAll = options.readText === 'all';
     const levels = 'atScale' in source ? source : wholeLevels(source);
     const photo = { width: levels.width, height: levels.height };
-    const at = async (scale: number, options: DetectOptions) =>
-      detectIn(await levels.atScale(scale), photo, options);
-    const whole = { scoreThreshold: PROPOSAL_FLOOR };
-    const wholeScale = levelScale(photo, lpdInputSize(photo, { ...defaults, ...whole }));
-    // The pyramid: the whole photo as the detector's usual input; shrunk into a quarter of it (close-ups,
-    // a plate up to 90% of the width comes out a fifth of the input wide); and each car NanoDet finds, read
-    // at up to 640 px (a far plate, 15 px high in a 12 MP photo, comes out 2-3 times larger).
-    const proposals = [...(await at(wholeScale, whole))];
-    const shrunk = await at(wholeScale, { ...whole, pad: 2 });
-    // The edge between the photo and the grey around it draws boxes as large as the photo: a plate spans
-    // at most 90% of the width (the issue's closest close-up is 80%).
-    const closeUps = shrunk.filter(
-      (d) =>
-        d.box.w >= CLOSE_UP_MIN_WIDTH * photo.width &&
-        d.box.w <= CLOSE_UP_MAX_WIDTH * photo.width &&
-        outsideShare(d.box, photo) <= PLATE_RULE.maxOutside,
+    const at: PlatePass = async (scale, options) => detectIn(await levels.atScale(scale), photo, options);
+    // Where a plate may be (plate-proposals.ts); the rest confirms or refutes each place.
+    const { proposals: picked, cars } = await proposePlates(
+      at,
+      levels,
+      lpdInputSize(photo, defaults),
+      carDetector,
     );
-    proposals.push(...closeUps.slice(0, 2));
-    const cars = carDetector ? await findCars(levels, photo) : [];
-    for (const car of cars) {
-      const region = { x: car.x, y: car.y, w: car.w, h: car.h };
-      const look = { targetWidth: 640, maxSide: 640, upscale: true, scoreThreshold: PROPOSAL_FLOOR, region };
-      // A quarter-size decode or the whole photo, never the half: `plate` and the background operations read
-      // the whole decode wherever a quarter is not enough (`besideWhole`) and `plate_mask` reads the coarsest
-      // that is; on one level both find the same plates.
-      const scale = Math.min(1, 640 / region.w);
-      proposals.push(...(await at(scale <= 0.25 ? scale : 1, look)).slice(0, 2));
-    }
-    const unique: PlateDetection[] = [];
-    for (const p of proposals.sort((a, b) => b.score - a.score))
-      if (unique.every((u) => boxIoU(u.box, p.box) < 0.5)) unique.push(p);
-    const picked = unique.slice(0, MAX_PROPOSALS + CAR_LOOKS);
     const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
     const lookAt = (box: Box, mirror: boolean) => {
       const region = lookRegion(box);
@@ -318,18 +276,6 @@ export async function createPlateDetector(
     return withText;
   };
 
-  /** Vehicles NanoDet finds, at least `CAR_MIN_SCORE`, largest first, at most `CAR_LOOKS`. */
-  const findCars = async (levels: SourceLevels, photo: Size): Promise<Box[]> => {
-    const level = await levels.atScale(416 / Math.max(photo.width, photo.height));
-    const s = photo.width / level.width;
-    const found = await carDetector!.detect(level, { scoreThreshold: CAR_MIN_SCORE });
-    return found
-      .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
-      .map((o) => ({ x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s }))
-      .sort((a, b) => b.w * b.h - a.w * a.h)
-      .slice(0, CAR_LOOKS);
-  };
-
   return {
     // The text models' version is part of the detector's: a change of either changes what is filled.
     modelVersion: textReader
@@ -352,11 +298,6 @@ export async function createPlateDetector(
 function wholeLevels(image: DecodedImage): SourceLevels {
   const ready = Promise.resolve(image);
   return { width: image.width, height: image.height, format: image.format, atScale: () => ready };
-}
-
-/** The scale of the photo (share of its width and height) a pass whose input is `input` needs. */
-function levelScale(photo: Size, input: Size): number {
-  return Math.min(1, Math.max(input.width / photo.width, input.height / photo.height));
 }
 
 /**

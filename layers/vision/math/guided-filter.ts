@@ -86,17 +86,14 @@ export function guidedCoefficients(
   return { width, height, a: boxMean(a, width, height, r), b: boxMean(b, width, height, r) };
 }
 
-/** The guided filter at one size: q = mean(a) * I + mean(b). */
-export function guidedFilter(
-  guide: Float32Array,
-  p: Float32Array,
-  width: number,
-  height: number,
-  r: number,
-  eps: number,
-): Float32Array {
-  const { a, b } = guidedCoefficients(guide, p, width, height, r, eps);
-  const q = new Float32Array(width * height);
+/**
+ * The guided filter at one size, q = mean(a) * I + mean(b): the coefficients of `guidedCoefficients`,
+ * which takes the same arguments, applied to the guide they were fitted on.
+ */
+export function guidedFilter(...args: Parameters<typeof guidedCoefficients>): Float32Array {
+  const [guide] = args;
+  const { a, b } = guidedCoefficients(...args);
+  const q = new Float32Array(guide.length);
   for (let i = 0; i < q.length; i++) q[i] = a[i]! * guide[i]! + b[i]!;
   return q;
 }

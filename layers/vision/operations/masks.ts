@@ -9,7 +9,6 @@ import {
   type OutputOptions,
   openSource,
   outputSize,
-  type ResultType,
 } from '#vision/image-io.ts';
 import type { Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
@@ -36,13 +35,15 @@ export function encodeMask(matte: Matte, maxWidth: number | null = null): Promis
 }
 
 /**
- * The mask of a mask operation as the job asked: PNG unless `format` says otherwise (WEBP lossless,
- * JPEG as any greyscale photo), at most `maxWidth` wide.
+ * The one file of a mask operation, as the job asked: PNG unless `format` says otherwise (WEBP lossless,
+ * JPEG as any greyscale photo), at most `maxWidth` wide; named after the operation and published under
+ * `url`, its own `<operation>_url` and `mask_url`.
  */
-async function encodeMaskResult(
+async function maskFile(
+  operation: 'plate_mask' | 'background_mask',
   matte: Matte,
   options: OutputOptions,
-): Promise<{ bytes: Buffer; contentType: ResultType; name: (stem: string) => string }> {
+): Promise<OperationResult['files'][number]> {
   const format = options.format ?? 'png';
   const bytes =
     format === 'png'
@@ -59,8 +60,12 @@ async function encodeMaskResult(
             options,
           )
         ).data;
-  const contentType = contentTypeOf(format);
-  return { bytes, contentType, name: (stem) => `${stem}.${format}` };
+  return {
+    name: `${operation}.${format}`,
+    roles: ['url', `${operation}_url`, 'mask_url'],
+    bytes,
+    contentType: contentTypeOf(format),
+  };
 }
 
 /** A mask as RGB for the encoders that take no single channel. */
@@ -128,16 +133,8 @@ export async function plateMaskOperation(
   const plates = await detector.find(image);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   const mask = plateMask(image, plateOutlines(plates), input.params);
-  const encoded = await encodeMaskResult(mask, input.params);
   return {
-    files: [
-      {
-        name: encoded.name('plate_mask'),
-        roles: ['url', 'plate_mask_url', 'mask_url'],
-        bytes: encoded.bytes,
-        contentType: encoded.contentType,
-      },
-    ],
+    files: [await maskFile('plate_mask', mask, input.params)],
     modelVersion: { plate_detector: detector.modelVersion },
     inferenceCached: false,
     platesDetected: plates.length,
@@ -158,16 +155,8 @@ export async function backgroundMaskOperation(
   const levels = await openSource(input.source);
   const { matte } = await mainCarCutout({ segmenter, cars }, levels, levels.atScale(1));
   assertUsableMatte(matteStats(matte));
-  const encoded = await encodeMaskResult(matte, input.params);
   return {
-    files: [
-      {
-        name: encoded.name('background_mask'),
-        roles: ['url', 'background_mask_url', 'mask_url'],
-        bytes: encoded.bytes,
-        contentType: encoded.contentType,
-      },
-    ],
+    files: [await maskFile('background_mask', matte, input.params)],
     modelVersion: { segmenter: segmenter.modelVersion, car_detector: cars.modelVersion },
     inferenceCached: false,
   };
