@@ -300,7 +300,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     for (const item of manifest.items) {
       expect(item.outputs).toEqual(item.status === 'succeeded' ? [item.name] : []);
     }
-  });
+  }, 300_000); // 50 real photos through the model: its own waits add up past the project's 120 s
 
   it('cancels mid-way: waiting items never reserve, running ones release, nothing more starts', async () => {
     const key = await server.createKey(300);
