@@ -16,18 +16,18 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Sample } from '#tools/analyze-samples.ts';
 import {
   crossValidate,
   FIT_SETTINGS,
   fitHeads,
-  formatConfusion,
   loadSamples,
   type Outcome,
   outcome,
   predictSample,
   viewLabel,
-} from '#tools/fit-analyze-head.ts';
+} from '#tools/analyze-fit.ts';
+import type { Sample } from '#tools/analyze-samples.ts';
+import { formatConfusion } from '#tools/fit-analyze-head.ts';
 import type { HeadProbabilities } from '#vision/math/head.ts';
 import { VIEWS, type View } from '#vision/math/vocabulary.ts';
 import { analyzeHead } from '#vision/operations/analyze.ts';
