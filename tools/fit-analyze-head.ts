@@ -4,7 +4,12 @@
  * labelled source of ../shared/eval (tools/analyze-samples.ts: listing photos, street photos, podium
  * composites, with crops, close-ups and mirror images).
  *
- *   npm run fit-analyze-head -- [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json]
+ *   npm run fit-analyze-head -- [--eval-dir ../shared/eval] [--out models/heads/analyze-head.json] [--view-only]
+ *
+ * `--view-only` refits the view layer alone and keeps the photo-type layer and the thresholds of the file
+ * at --out: for a change that only the view layer sees (the turntable frames), without the hours of
+ * cross-validation that a fit of both layers costs on a busy 2-core machine. The held-out figures are then
+ * `npm run eval`'s (or a run without it).
  *
  * 1. Observe every sample through the operation's own code (cached in .cache/analyze-samples).
  * 2. Two multinomial logistic regressions (softmax) on the same standardised features, L2 penalty, L-BFGS
@@ -21,6 +26,7 @@
  * 5. Fit on everything and write the weights as integers in units of 1e-4 (checked against the exact fit
  *    before writing: tools/analyze-head-file.ts), then let Biome format the file as `npm run lint` expects.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { VIEWS } from '#vision/math/vocabulary.ts';
@@ -30,16 +36,20 @@ import {
   DEFAULT_EVAL_DIR,
   FIT_SETTINGS,
   fitHeads,
+  fitView,
   HEAD_VERSION,
+  type HeadModels,
   leaveOneCarOut,
   loadSamples,
   nearBorder,
   outcome,
   predictSample,
   REPO_ROOT,
+  type Thresholds,
   viewLabel,
 } from './analyze-fit.ts';
-import { headFile, modelsOfFile, writeHeadFile } from './analyze-head-file.ts';
+import { type HeadFile, headFile, modelsOfFile, writeHeadFile } from './analyze-head-file.ts';
+import type { Sample } from './analyze-samples.ts';
 
 export function formatConfusion(confusion: number[][]): string {
   const short = ['front', 'rear', 'side_L', 'side_R', '3q_L', '3q_R', 'r3q_L', 'r3q_R'];
@@ -71,6 +81,14 @@ async function main() {
       `turntable ${count('turntable')}`,
   );
 
+  if (args.includes('--view-only')) {
+    const shipped = JSON.parse(await readFile(out, 'utf8')) as HeadFile;
+    const started = performance.now();
+    const models = { photoType: modelsOfFile(shipped).photoType, view: fitView(samples, FIT_SETTINGS) };
+    console.log(`view layer fitted in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+    await write(samples, models, shipped, out);
+    return;
+  }
   const held = crossValidate(samples, FIT_SETTINGS, { log: console.log });
   const thresholds = chooseThresholds(held, samples);
   console.log(`thresholds ${JSON.stringify(thresholds)}`);
@@ -105,16 +123,26 @@ async function main() {
   const started = performance.now();
   const models = fitHeads(samples);
   console.log(`final fit in ${((performance.now() - started) / 1000).toFixed(0)} s`);
-  const file = headFile(models, thresholds, {
-    data:
-      '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, the view of ' +
-      '198 labelled by eye in test/eval/street-views.csv), podium composites of every other listing exterior (100), each on one of the 4 rendered backdrops in turn; ' +
-      'crops and close-ups of the real photos; extra/turntable.csv (517 frames of 14 cars, view from the rotation, view layer only); ' +
-      'every sample also mirrored with left/right swapped',
-    samples: samples.length,
-    method: 'two multinomial logistic regressions (photo type, view), L2, L-BFGS from zero weights',
-    ...FIT_SETTINGS,
-  });
+  await write(samples, models, thresholds, out);
+}
+
+/** The head file of `models`, checked against the exact fit, written to `out`. */
+async function write(samples: readonly Sample[], models: HeadModels, thresholds: Thresholds, out: string) {
+  const file = headFile(
+    models,
+    { minTypeConfidence: thresholds.minTypeConfidence, minInteriorStrength: thresholds.minInteriorStrength },
+    {
+      data:
+        '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, the view of ' +
+        '198 labelled by eye in test/eval/street-views.csv), podium composites of every other listing exterior (100), ' +
+        'each on one of the 4 rendered backdrops in turn; crops and close-ups of the real photos; ' +
+        'extra/turntable.csv (517 frames of 14 cars on a show turntable, view from the rotation; view layer only); ' +
+        'every sample also mirrored with left/right swapped',
+      samples: samples.length,
+      method: 'two multinomial logistic regressions (photo type, view), L2, L-BFGS from zero weights',
+      ...FIT_SETTINGS,
+    },
+  );
   const stored = modelsOfFile(file);
   const agree = samples.filter((s) => {
     const a = predictSample(stored, s);
