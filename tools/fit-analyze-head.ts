@@ -136,7 +136,9 @@ async function write(samples: readonly Sample[], models: HeadModels, thresholds:
         '../shared/eval: photos.csv (listing: 400, 200 interiors), plates/ (street: 223 exteriors, the view of ' +
         '198 labelled by eye in test/eval/street-views.csv), podium composites of every other listing exterior (100), ' +
         'each on one of the 4 rendered backdrops in turn; crops and close-ups of the real photos; ' +
-        'extra/turntable.csv (517 frames of 14 cars on a show turntable, view from the rotation; view layer only); ' +
+        (FIT_SETTINGS.turntableWeight > 0
+          ? 'extra/turntable.csv (517 frames of 14 cars on a show turntable, view from the rotation; view layer only); '
+          : '') +
         'every sample also mirrored with left/right swapped',
       samples: samples.length,
       method: 'two multinomial logistic regressions (photo type, view), L2, L-BFGS from zero weights',

@@ -225,30 +225,25 @@ export async function evalAnalysis(evalDir: string, outDir: string): Promise<Ana
     const away = turntable.filter((s) => !nearBorder(s));
     const near = turntable.filter((s) => nearBorder(s));
     const border = `${FIT_SETTINGS.borderDegrees} deg`;
+    // With turntableWeight 0 (as shipped) no fit saw a turntable frame, and "left out" is every car at once.
+    const fitted = FIT_SETTINGS.turntableWeight > 0;
+    const heldOut = fitted ? 'turntable, one car left out' : 'turntable, head fitted on no turntable frame';
     figures.push(
-      ...figuresOf('turntable, one car left out', turntable, loco.held, locoOutcomes),
-      ...figuresOf(
-        `turntable, one car left out, over ${border} from a border`,
-        away,
-        loco.held,
-        locoOutcomes,
-      ).slice(2),
-      ...figuresOf(
-        `turntable, one car left out, within ${border} of a border`,
-        near,
-        loco.held,
-        locoOutcomes,
-      ).slice(2),
-      ...figuresOf(
-        'turntable, head fitted without any turntable frame',
-        turntable,
-        loco.withoutTurntable,
-        answers(loco.withoutTurntable),
-      ).slice(2),
+      ...figuresOf(heldOut, turntable, loco.held, locoOutcomes),
+      ...figuresOf(`${heldOut}, over ${border} from a border`, away, loco.held, locoOutcomes).slice(2),
+      ...figuresOf(`${heldOut}, within ${border} of a border`, near, loco.held, locoOutcomes).slice(2),
+      ...(fitted
+        ? figuresOf(
+            'turntable, head fitted on no turntable frame',
+            turntable,
+            loco.withoutTurntable,
+            answers(loco.withoutTurntable),
+          ).slice(2)
+        : []),
       ...[...new Set(turntable.map((s) => s.photo.group))].map((car) => {
         const frames = turntable.filter((s) => s.photo.group === car);
         const right = frames.filter((s) => argmax(loco.held.get(s.id)!.view) === viewLabel(s, false)).length;
-        return figure(`${car} left out: view right, best view`, right, frames.length);
+        return figure(`${heldOut}, ${car}: view right, best view`, right, frames.length);
       }),
     );
   }

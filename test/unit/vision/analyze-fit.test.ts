@@ -236,7 +236,7 @@ describe('turntable frames', () => {
       }),
     );
     const samples = [...listing, ...turntable];
-    const settings = { ...FIT_SETTINGS, lambda: 0.1, maxIterations: 100 };
+    const settings = { ...FIT_SETTINGS, lambda: 0.1, maxIterations: 100, turntableWeight: 1 };
     // The photo-type layer is the same with or without the turntable frames.
     const a = fitHeads(samples, settings).photoType;
     expect(a).toEqual(fitHeads(listing, settings).photoType);
