@@ -13,6 +13,9 @@
  *   `background` operation's own `replaceBackground`; photo type podium, view of the source photo;
  *   group = the car model of the source photo, so a car and its composites share a fold.
  *
+ * - `turntable`: extra/turntable.csv, 14 cars on a show turntable (podium), the view computed from the
+ *   rotation angle; group = the car. Only the view layer learns from them (tools/fit-analyze-head.ts).
+ *
  * Augmentations, each also seen mirrored (left/right labels swapped) by `observe`:
  * - `orig`: the photo as it is;
  * - `crop`: a random crop keeping 45-85% of the area, then, on photos over 400 px, scaled down to
@@ -43,7 +46,7 @@ import {
 import { replaceBackground } from '#vision/operations/background.ts';
 import { isnetSegmenter } from '#vision/segmenter.ts';
 
-export const SOURCES = ['listing', 'street', 'podium'] as const;
+export const SOURCES = ['listing', 'street', 'podium', 'turntable'] as const;
 export type Source = (typeof SOURCES)[number];
 export const AUGMENTATIONS = ['orig', 'crop', 'closeup'] as const;
 export type Augmentation = (typeof AUGMENTATIONS)[number];
@@ -57,6 +60,8 @@ export interface Photo {
   readonly view: View | null;
   readonly group: string;
   readonly backdrop?: BackgroundPreset;
+  /** `turntable` only: the car's rotation, 0 = front, 90 = left side seen (extra/README.md). */
+  readonly angle?: number;
 }
 
 export interface Sample {
@@ -138,11 +143,11 @@ export async function readPhotos(evalDir: string): Promise<Photo[]> {
 }
 
 /**
- * What each photo is seen as. Composites only as they are (a crop of a rendered backdrop teaches little
+ * What each photo is seen as. Composites and turntable frames only as they are (a crop of a rendered backdrop teaches little
  * and the observing time is better spent on real photos); interiors have no car box to close up on.
  */
 export function augmentationsOf(photo: Photo): readonly Augmentation[] {
-  if (photo.source === 'podium') return ['orig'];
+  if (photo.source === 'podium' || photo.source === 'turntable') return ['orig'];
   if (photo.photoType === 'interior') return ['orig', 'crop'];
   return AUGMENTATIONS;
 }

@@ -13,21 +13,27 @@
  *    (test/eval/street-views.csv), labelled by eye where a person would not hesitate.
  * 5. The listing views once more with the labels that contradict the photo corrected
  *    (listing-view-corrections.csv), beside the figure on the labels as given.
+ * 6. The turntable frames (extra/turntable.csv, view from the rotation), each predicted by a head fitted
+ *    without its car (leave one car out; the photo-type layer never sees a turntable frame), per car and
+ *    apart for the frames within FIT_SETTINGS.borderDegrees of a sector border (their label may be the
+ *    neighbour's); and by a head fitted on no turntable frame.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { Sample } from '#tools/analyze-samples.ts';
 import {
   crossValidate,
   FIT_SETTINGS,
   fitHeads,
-  formatConfusion,
+  leaveOneCarOut,
   loadSamples,
+  nearBorder,
   type Outcome,
   outcome,
   predictSample,
   viewLabel,
-} from '#tools/fit-analyze-head.ts';
+} from '#tools/analyze-fit.ts';
+import type { Sample } from '#tools/analyze-samples.ts';
+import { formatConfusion } from '#tools/fit-analyze-head.ts';
 import type { HeadProbabilities } from '#vision/math/head.ts';
 import { VIEWS, type View } from '#vision/math/vocabulary.ts';
 import { analyzeHead } from '#vision/operations/analyze.ts';
@@ -146,7 +152,9 @@ export async function evalAnalysis(evalDir: string, outDir: string): Promise<Ana
       `${FIT_SETTINGS.folds}-fold CV grouped by car model (listing photos and their composites) and by photo (street)`,
   );
   const held = crossValidate(samples, FIT_SETTINGS, { log: (line) => console.log(`  ${line}`) });
-  const outcomes = new Map(samples.map((s) => [s.id, outcome(s, held.get(s.id)!, head)]));
+  const outcomes = new Map(
+    samples.filter((s) => held.has(s.id)).map((s) => [s.id, outcome(s, held.get(s.id)!, head)]),
+  );
   const of = (source: string, augmentation = 'orig', extra: (s: Sample) => boolean = () => true) =>
     samples.filter((s) => s.photo.source === source && s.augmentation === augmentation && extra(s));
 
@@ -207,17 +215,50 @@ export async function evalAnalysis(evalDir: string, outDir: string): Promise<Ana
     ),
   );
 
+  const turntable = of('turntable');
+  if (turntable.length > 0) {
+    const loco = leaveOneCarOut(samples, FIT_SETTINGS, { log: (line) => console.log(`  ${line}`) });
+    for (const [id, p] of loco.held) held.set(id, p);
+    const answers = (p: ReadonlyMap<string, HeadProbabilities>) =>
+      new Map(turntable.map((s) => [s.id, outcome(s, p.get(s.id)!, head)]));
+    const locoOutcomes = answers(loco.held);
+    const away = turntable.filter((s) => !nearBorder(s));
+    const near = turntable.filter((s) => nearBorder(s));
+    const border = `${FIT_SETTINGS.borderDegrees} deg`;
+    // With turntableWeight 0 (as shipped) no fit saw a turntable frame, and "left out" is every car at once.
+    const fitted = FIT_SETTINGS.turntableWeight > 0;
+    const heldOut = fitted ? 'turntable, one car left out' : 'turntable, head fitted on no turntable frame';
+    figures.push(
+      ...figuresOf(heldOut, turntable, loco.held, locoOutcomes),
+      ...figuresOf(`${heldOut}, over ${border} from a border`, away, loco.held, locoOutcomes).slice(2),
+      ...figuresOf(`${heldOut}, within ${border} of a border`, near, loco.held, locoOutcomes).slice(2),
+      ...(fitted
+        ? figuresOf(
+            'turntable, head fitted on no turntable frame',
+            turntable,
+            loco.withoutTurntable,
+            answers(loco.withoutTurntable),
+          ).slice(2)
+        : []),
+      ...[...new Set(turntable.map((s) => s.photo.group))].map((car) => {
+        const frames = turntable.filter((s) => s.photo.group === car);
+        const right = frames.filter((s) => argmax(loco.held.get(s.id)!.view) === viewLabel(s, false)).length;
+        return figure(`${heldOut}, ${car}: view right, best view`, right, frames.length);
+      }),
+    );
+  }
+
   console.log(formatFigures(figures));
-  for (const source of ['listing', 'street'] as const) {
+  for (const source of ['listing', 'street', 'turntable'] as const) {
     const confusion = VIEWS.map(() => VIEWS.map(() => 0));
-    for (const s of of(source, 'orig', (x) => x.photo.view !== null)) {
+    for (const s of of(source, 'orig', (x) => x.photo.view !== null && held.has(x.id))) {
       confusion[viewLabel(s, false)]![argmax(held.get(s.id)!.view)]!++;
     }
     console.log(`\nview confusion of the ${source} photos, held out (rows: label, columns: best view)`);
     console.log(formatConfusion(confusion));
   }
   const wrongTypes = new Map<string, number>();
-  for (const s of samples.filter((x) => x.augmentation === 'orig')) {
+  for (const s of samples.filter((x) => x.augmentation === 'orig' && x.photo.source !== 'turntable')) {
     const o = outcomes.get(s.id)!;
     const said = o.refused ? '800' : o.photoType;
     if (said !== s.photo.photoType) {
