@@ -5,14 +5,13 @@ import { BatchInputSchema } from '#core/batches/input.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, json, location } from '#http/openapi/contract.ts';
 import { BATCH_EXAMPLE_ID, Batch, batchExample } from '#http/schemas/batch.ts';
-import { documented } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/fields.ts';
 
-const batch = BatchInputSchema.shape;
-documented(batch.upload_id, {
-  description: 'Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.',
-});
-documented(batch.mode, {
-  description: 'Operation applied to every photo; `analyze` is not accepted for batches.',
+documentedFields(BatchInputSchema, {
+  upload_id: {
+    description: 'Id of a completed direct upload of a ZIP archive (POST /uploads); instead of `archive`.',
+  },
+  mode: { description: 'Operation applied to every photo; `analyze` is not accepted for batches.' },
 });
 // The image options are the very fields of the job input (`ImageOptionsSchema`), documented with it.
 

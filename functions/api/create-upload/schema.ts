@@ -3,23 +3,25 @@ import { z } from 'zod';
 import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { documented, timestamp } from '#http/schemas/fields.ts';
+import { documentedFields, timestamp } from '#http/schemas/fields.ts';
 
-const upload = UploadRequestSchema.shape;
-documented(upload.content_type, {
-  // Any other type is refused with 415 by the use case, after the schema.
-  enum: Object.keys(UPLOAD_CONTENT_TYPES),
-  description: 'Type of the file; the PUT must send exactly this `Content-Type` (it is signed).',
-});
-documented(upload.filename, { description: 'The file’s name, kept as the source’s original name.' });
-documented(upload.size, {
-  description:
-    'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
-    '40 MB for a photo, 2 GB for an archive (413 over).',
-});
-export const UploadRequest = documented(UploadRequestSchema, {
-  description: 'A direct upload to open (POST /uploads), as JSON or as a form.',
-});
+export const UploadRequest = documentedFields(
+  UploadRequestSchema,
+  {
+    content_type: {
+      // Any other type is refused with 415 by the use case, after the schema.
+      enum: Object.keys(UPLOAD_CONTENT_TYPES),
+      description: 'Type of the file; the PUT must send exactly this `Content-Type` (it is signed).',
+    },
+    filename: { description: 'The file’s name, kept as the source’s original name.' },
+    size: {
+      description:
+        'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
+        '40 MB for a photo, 2 GB for an archive (413 over).',
+    },
+  },
+  { description: 'A direct upload to open (POST /uploads), as JSON or as a form.' },
+);
 
 export const UploadCreated = z
   .object({

@@ -2,15 +2,16 @@
 import { z } from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
-import { BOOLEAN_SPELLINGS, documented } from '#http/schemas/fields.ts';
+import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
 
 /** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
-documented(DownloadBatchQuery.shape.partial, {
-  enum: BOOLEAN_SPELLINGS,
-  default: false,
-  description: 'Also while the batch is processing or paused: the results ready so far (any case).',
+export const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
+  partial: {
+    enum: BOOLEAN_SPELLINGS,
+    default: false,
+    description: 'Also while the batch is processing or paused: the results ready so far (any case).',
+  },
 });
-export const downloadBatchQuery = DownloadBatchQuery;
 
 export const BatchDownloadLink = z
   .object({

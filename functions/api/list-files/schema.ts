@@ -2,14 +2,13 @@
 import { z } from 'zod';
 import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { cursor, documented, timestamp } from '#http/schemas/fields.ts';
+import { cursor, documentedFields, timestamp } from '#http/schemas/fields.ts';
 
 /** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
-documented(PageQuerySchema.shape.limit, { default: DEFAULT_PAGE_SIZE, description: 'Page size.' });
-documented(PageQuerySchema.shape.before, {
-  description: 'Cursor: `next_cursor` of the previous page (a `file_id`).',
+export const listFilesQuery = documentedFields(PageQuerySchema, {
+  limit: { default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
+  before: { description: 'Cursor: `next_cursor` of the previous page (a `file_id`).' },
 });
-export const listFilesQuery = PageQuerySchema;
 
 export const FileItem = z
   .object({

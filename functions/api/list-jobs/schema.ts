@@ -2,17 +2,15 @@
 import { z } from 'zod';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
-import { cursor, documented } from '#http/schemas/fields.ts';
+import { cursor, documentedFields } from '#http/schemas/fields.ts';
 import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
 
 /** Query parameters of GET /jobs: the schema the use case parses with, described. */
-documented(ListJobsQuery.shape.limit, { description: 'Page size.' });
-documented(ListJobsQuery.shape.before, {
-  format: 'int64',
-  description: 'Cursor: `next_cursor` of the previous page.',
+export const listJobsQuery = documentedFields(ListJobsQuery, {
+  limit: { description: 'Page size.' },
+  before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
+  status: { description: 'Only jobs with this status.' },
 });
-documented(ListJobsQuery.shape.status, { description: 'Only jobs with this status.' });
-export const listJobsQuery = ListJobsQuery;
 
 export const JobList = z
   .object({ jobs: z.array(Job), next_cursor: cursor })

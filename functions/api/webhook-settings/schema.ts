@@ -2,16 +2,19 @@
 import { z } from 'zod';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
-import { documented } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/fields.ts';
 
-documented(WebhookUpdateSchema.shape.webhook_url, {
-  description:
-    'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
-    'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
-});
-export const WebhookUpdate = documented(WebhookUpdateSchema, {
-  description: 'New webhook setting, as JSON or as a form.',
-});
+export const WebhookUpdate = documentedFields(
+  WebhookUpdateSchema,
+  {
+    webhook_url: {
+      description:
+        'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
+        'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
+    },
+  },
+  { description: 'New webhook setting, as JSON or as a form.' },
+);
 
 export const WebhookSetting = z
   .object({

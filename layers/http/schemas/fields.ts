@@ -33,6 +33,21 @@ export function documented<T extends z.ZodType>(schema: T, meta: z.core.GlobalMe
   return schema;
 }
 
+/**
+ * Describes a run-time object schema's fields (and, given `meta`, the schema itself) in one statement.
+ * `fields` is keyed by the schema's own field names, so a renamed or removed field fails to compile.
+ */
+export function documentedFields<S extends z.ZodObject>(
+  schema: S,
+  fields: { readonly [K in keyof S['shape']]?: z.core.GlobalMeta },
+  meta?: z.core.GlobalMeta,
+): S {
+  for (const [name, fieldMeta] of Object.entries(fields)) {
+    if (fieldMeta) documented(schema.shape[name] as z.ZodType, fieldMeta);
+  }
+  return meta ? documented(schema, meta) : schema;
+}
+
 export const colourValues = {
   anyOf: [
     { type: 'string', pattern: HEX_COLOR.source },

@@ -2,98 +2,101 @@
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { MAX_WIDTH_RANGE } from '#core/jobs/job.ts';
 import { modeDescription } from '#core/jobs/operations.ts';
-import { booleanValues, colourValues, documented, imageFile } from './fields.ts';
+import { booleanValues, colourValues, documentedFields, imageFile } from './fields.ts';
 
-const job = JobInputSchema.shape;
-documented(job.mode, {
-  description: modeDescription(),
-});
-documented(job.url, {
-  description:
-    'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
-    'it; a URL that cannot be fetched is a 400.',
-});
-documented(job.asset_id, { description: 'Id of an asset uploaded earlier with POST /assets.' });
-documented(job.upload_id, {
-  description:
-    'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
-    '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
-});
-documented(job.background, {
-  description:
-    'Background preset, or `transparent`: the car alone as a PNG (or WEBP) with alpha, no shadow unless ' +
-    '`shadow` is true. `background_file` takes priority over it; without either, the key’s stored ' +
-    'background is used, then `studio`.',
-});
-documented(job.format, {
-  description:
-    'Encoding of the result image: `jpg` (quality 92), `png`, `webp` (quality 90, alpha kept). Not sent: ' +
-    'JPEG for JPEG and WEBP photos, PNG for PNG photos and for `background: transparent`. A mask operation ' +
-    'gives PNG unless asked. `jpg` with `background: transparent` is a 400 (JPEG has no alpha).',
-});
-documented(job.max_width, {
-  ...{
-    anyOf: [
-      { type: 'integer', minimum: MAX_WIDTH_RANGE.min, maximum: MAX_WIDTH_RANGE.max },
-      { type: 'string', pattern: '^[0-9]+$' },
-    ],
+export const JobInput = documentedFields(
+  JobInputSchema,
+  {
+    mode: {
+      description: modeDescription(),
+    },
+    url: {
+      description:
+        'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
+        'it; a URL that cannot be fetched is a 400.',
+    },
+    asset_id: { description: 'Id of an asset uploaded earlier with POST /assets.' },
+    upload_id: {
+      description:
+        'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
+        '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
+    },
+    background: {
+      description:
+        'Background preset, or `transparent`: the car alone as a PNG (or WEBP) with alpha, no shadow unless ' +
+        '`shadow` is true. `background_file` takes priority over it; without either, the key’s stored ' +
+        'background is used, then `studio`.',
+    },
+    format: {
+      description:
+        'Encoding of the result image: `jpg` (quality 92), `png`, `webp` (quality 90, alpha kept). Not sent: ' +
+        'JPEG for JPEG and WEBP photos, PNG for PNG photos and for `background: transparent`. A mask operation ' +
+        'gives PNG unless asked. `jpg` with `background: transparent` is a 400 (JPEG has no alpha).',
+    },
+    max_width: {
+      ...{
+        anyOf: [
+          { type: 'integer', minimum: MAX_WIDTH_RANGE.min, maximum: MAX_WIDTH_RANGE.max },
+          { type: 'string', pattern: '^[0-9]+$' },
+        ],
+      },
+      description:
+        `Largest width of the result in pixels (${MAX_WIDTH_RANGE.min}–${MAX_WIDTH_RANGE.max}); a wider result ` +
+        'is scaled down, keeping its proportions, with its masks. Never enlarged. Not sent: the photo’s width.',
+    },
+    framing: {
+      description:
+        '`background` and `studio_background`: `center` scales the car to fill 80% of the frame’s width (at ' +
+        'most 72% of its height, never more than 2.5 times enlarged), centred, its wheels on a floor line at ' +
+        '88% of the height with the shadow under them; `keep` leaves it where the photo has it. A car cut by ' +
+        'the photo’s edge keeps its framing, and `output.composition` says so. Not sent: `center` for ' +
+        '`studio_background`, `keep` for `background`.',
+    },
+    shadow: {
+      ...booleanValues,
+      description:
+        'Background operations: the car’s floor shadow. Not sent: on over a backdrop, off for ' +
+        '`background: transparent` (true gives a soft black shadow on alpha under the cut-out).',
+    },
+    plate_color: {
+      ...colourValues,
+      description:
+        'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
+        '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
+    },
+    plate_smoothing: {
+      ...booleanValues,
+      default: true,
+      description:
+        'Align and soften the plate fill’s edges. Accepts `true`/`false`, `1`/`0`, `smooth`/`raw` and also ' +
+        '`yes`/`no`, `on`/`off` (any case). Falls back to the key’s setting, then true.',
+    },
+    plate_mask_only: {
+      ...booleanValues,
+      default: false,
+      description:
+        'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
+        '`plate_smoothing`. Falls back to the key’s setting, then false.',
+    },
+    require_plate: {
+      ...booleanValues,
+      default: false,
+      description:
+        '`studio_background` (and `plate`, which always requires one): fail with 803 and refund, instead of ' +
+        'succeeding, when the car looks like its front or rear but no plate was found to hide ' +
+        '(`plate_hidden: false`). Same spellings as `plate_smoothing`.',
+    },
+    webhook_url: {
+      description:
+        'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
+    },
   },
-  description:
-    `Largest width of the result in pixels (${MAX_WIDTH_RANGE.min}–${MAX_WIDTH_RANGE.max}); a wider result ` +
-    'is scaled down, keeping its proportions, with its masks. Never enlarged. Not sent: the photo’s width.',
-});
-documented(job.framing, {
-  description:
-    '`background` and `studio_background`: `center` scales the car to fill 80% of the frame’s width (at ' +
-    'most 72% of its height, never more than 2.5 times enlarged), centred, its wheels on a floor line at ' +
-    '88% of the height with the shadow under them; `keep` leaves it where the photo has it. A car cut by ' +
-    'the photo’s edge keeps its framing, and `output.composition` says so. Not sent: `center` for ' +
-    '`studio_background`, `keep` for `background`.',
-});
-documented(job.shadow, {
-  ...booleanValues,
-  description:
-    'Background operations: the car’s floor shadow. Not sent: on over a backdrop, off for ' +
-    '`background: transparent` (true gives a soft black shadow on alpha under the cut-out).',
-});
-documented(job.plate_color, {
-  ...colourValues,
-  description:
-    'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
-    '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
-});
-documented(job.plate_smoothing, {
-  ...booleanValues,
-  default: true,
-  description:
-    'Align and soften the plate fill’s edges. Accepts `true`/`false`, `1`/`0`, `smooth`/`raw` and also ' +
-    '`yes`/`no`, `on`/`off` (any case). Falls back to the key’s setting, then true.',
-});
-documented(job.plate_mask_only, {
-  ...booleanValues,
-  default: false,
-  description:
-    'Fill strictly by the detected mask, with no edge alignment or softening. Same spellings as ' +
-    '`plate_smoothing`. Falls back to the key’s setting, then false.',
-});
-documented(job.require_plate, {
-  ...booleanValues,
-  default: false,
-  description:
-    '`studio_background` (and `plate`, which always requires one): fail with 803 and refund, instead of ' +
-    'succeeding, when the car looks like its front or rear but no plate was found to hide ' +
-    '(`plate_hidden: false`). Same spellings as `plate_smoothing`.',
-});
-documented(job.webhook_url, {
-  description:
-    'One-off webhook for this job; overrides the key’s default. It receives the final job as a POST.',
-});
-
-export const JobInput = documented(JobInputSchema, {
-  description:
-    'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url`, `asset_id` or `upload_id`. ' +
-    'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
-});
+  {
+    description:
+      'Job input (spec 2.1). Send exactly one source: `file` (multipart only), `url`, `asset_id` or `upload_id`. ' +
+      'Parameters in the request override the key’s stored defaults. Empty form fields count as not sent.',
+  },
+);
 
 /** The uploads of a form are read by the body parser (layers/http/body.ts), not by a schema. */
 const uploads = {
