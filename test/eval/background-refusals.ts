@@ -21,6 +21,7 @@ import { readPhotos } from '#tools/analyze-samples.ts';
 import { carDetector, type ObjectDetector } from '#vision/car-detector.ts';
 import { openSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
+import { faintCarMatte, keepMainSubject } from '#vision/math/main-subject.ts';
 import { type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
@@ -248,6 +249,52 @@ export async function evalRefusals(models: ModelCache): Promise<RefusalRecord[]>
   return records;
 }
 
+/**
+ * The rule's decision on a record, from its model matte and NanoDet's boxes at the model's resolution: the
+ * main-car step, the coverage limits and, where they say "no foreground", `faintCarMatte` at `level`
+ * (null: the rule as it was). Coverage is judged at 1024 x 1024, not after the upscale and refinement, which
+ * move it by a fraction of a percent.
+ */
+export async function decideOffline(record: RefusalRecord, level: number | null): Promise<string | null> {
+  const { data, info } = await sharp(path.join(recordsDir, `${idOf(record.file)}.png`))
+    .extractChannel(0)
+    .raw()
+    .toBuffer({ resolveWithObject: true });
+  const raw: Matte = { width: info.width, height: info.height, alpha: new Uint8Array(data) };
+  const scale = (b: Box): Box => ({
+    x: b.x * raw.width,
+    y: b.y * raw.height,
+    w: b.w * raw.width,
+    h: b.h * raw.height,
+  });
+  const vehicles = record.vehicles.map(scale);
+  const matte: Matte = { ...raw, alpha: Uint8Array.from(raw.alpha) };
+  if (record.main) {
+    const main =
+      vehicles[record.vehicles.findIndex((v) => v.x === record.main!.x && v.y === record.main!.y)]!;
+    keepMainSubject(matte, main, vehicles);
+  }
+  const verdict = usableMatte(matteStats(matte));
+  if (verdict.ok) return null;
+  if (level === null || !verdict.message.startsWith('No car')) return verdict.message;
+  const faint = faintCarMatte(raw, vehicles, level);
+  if (!faint) return verdict.message;
+  const again = usableMatte(matteStats(faint));
+  return again.ok ? null : again.message;
+}
+
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  await evalRefusals(modelCache({ threads: 2 }));
+  if (process.env.PHOTO_JOBS_REFUSAL_OFFLINE) {
+    // Tries the rule on the records: the refusals as the service makes them (measured), then offline.
+    const records = await readRecords();
+    console.log(`measured:\n${refusalTable(records)}`);
+    for (const level of [null, 16, 24, 32, 48, 64]) {
+      const decided: RefusalRecord[] = [];
+      for (const r of records) decided.push({ ...r, refusal: await decideOffline(r, level) });
+      console.log(`\noffline, faint level ${level ?? 'none'}:\n${refusalTable(decided)}`);
+      for (const r of decided) if (r.refusal) console.log(`  refused: ${r.file} ${r.refusal}`);
+    }
+  } else {
+    await evalRefusals(modelCache({ threads: 2 }));
+  }
 }
