@@ -21,7 +21,7 @@ import { readPhotos } from '#tools/analyze-samples.ts';
 import { carDetector, type ObjectDetector } from '#vision/car-detector.ts';
 import { openSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import { faintCarMatte, keepMainSubject } from '#vision/math/main-subject.ts';
+import { FAINT_LEVEL, faintCarMatte, keepMainSubject } from '#vision/math/main-subject.ts';
 import { type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
@@ -81,6 +81,8 @@ export interface RefusalRecord {
   /** The 802 message, or null when the matte was usable. */
   readonly refusal: string | null;
   readonly seconds: number;
+  /** The faint-car rule's level the service ran with; absent: recorded before the rule existed. */
+  readonly faintLevel?: number;
 }
 
 async function sample(): Promise<{ file: string; source: RefusalSource }[]> {
@@ -187,6 +189,7 @@ export async function recordPhoto(
     coverage: stats.coverage,
     refusal: verdict.ok ? null : verdict.message,
     seconds: (performance.now() - started) / 1000,
+    faintLevel: FAINT_LEVEL,
   };
 }
 
