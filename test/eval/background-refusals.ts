@@ -287,7 +287,23 @@ export async function decideOffline(record: RefusalRecord, level: number | null)
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  if (process.env.PHOTO_JOBS_REFUSAL_OFFLINE) {
+  if (process.env.PHOTO_JOBS_REFUSAL_REPORT) {
+    // Before: the rule as it was, offline from each record. After: as the service decided, for records made
+    // with the faint-car rule; offline at FAINT_LEVEL for those made before it.
+    const records = await readRecords();
+    const before: RefusalRecord[] = [];
+    const after: RefusalRecord[] = [];
+    for (const r of records) {
+      before.push({ ...r, refusal: await decideOffline(r, null) });
+      after.push(r.faintLevel === FAINT_LEVEL ? r : { ...r, refusal: await decideOffline(r, FAINT_LEVEL) });
+    }
+    console.log(`before:\n${refusalTable(before)}\n\nafter:\n${refusalTable(after)}`);
+    for (const r of after) if (r.refusal) console.log(`  refused after: ${r.file} ${r.refusal}`);
+    for (const r of records.filter((x) => x.faintLevel === FAINT_LEVEL)) {
+      const offline = await decideOffline(r, FAINT_LEVEL);
+      if ((offline === null) !== (r.refusal === null)) console.log(`  offline disagrees: ${r.file}`);
+    }
+  } else if (process.env.PHOTO_JOBS_REFUSAL_OFFLINE) {
     // Tries the rule on the records: the refusals as the service makes them (measured), then offline.
     const records = await readRecords();
     console.log(`measured:\n${refusalTable(records)}`);
