@@ -217,20 +217,36 @@ export interface CoverageLimits {
  */
 export const DEFAULT_COVERAGE_LIMITS: CoverageLimits = { minCoverage: 0.01, maxCoverage: 0.98 };
 
-/** MaskFailedError (802) unless the foreground covers a plausible share of the image. */
-export function assertUsableMatte(stats: MatteStats, limits: CoverageLimits = DEFAULT_COVERAGE_LIMITS): void {
+/** Whether a matte is usable and, when not, the 802 message saying why. */
+export type MatteVerdict = { readonly ok: true } | { readonly ok: false; readonly message: string };
+
+/** The foreground must cover a plausible share of the image (`CoverageLimits`). */
+export function usableMatte(
+  stats: MatteStats,
+  limits: CoverageLimits = DEFAULT_COVERAGE_LIMITS,
+): MatteVerdict {
   const percent = (v: number) => `${(v * 100).toFixed(1)}%`;
   if (stats.box === null || stats.coverage < limits.minCoverage) {
-    throw new MaskFailedError(
-      `No car or other foreground was found in the photo (mask covers ${percent(stats.coverage)} of it)`,
-    );
+    return {
+      ok: false,
+      message: `No car or other foreground was found in the photo (mask covers ${percent(stats.coverage)} of it)`,
+    };
   }
   if (stats.coverage > limits.maxCoverage) {
-    throw new MaskFailedError(
-      'The background could not be told apart from the foreground ' +
+    return {
+      ok: false,
+      message:
+        'The background could not be told apart from the foreground ' +
         `(mask covers ${percent(stats.coverage)} of the photo)`,
-    );
+    };
   }
+  return { ok: true };
+}
+
+/** MaskFailedError (802) unless the foreground covers a plausible share of the image (`usableMatte`). */
+export function assertUsableMatte(stats: MatteStats, limits: CoverageLimits = DEFAULT_COVERAGE_LIMITS): void {
+  const verdict = usableMatte(stats, limits);
+  if (!verdict.ok) throw new MaskFailedError(verdict.message);
 }
 
 /** A soft elliptical shadow: darkest at the centre, fading to nothing at the rim. */

@@ -69,7 +69,8 @@ const PRESET_DITHER = 1.5;
  * 1. Read the source's header (type from its bytes; 415 / 413 / 400 otherwise), then decode it at full size
  *    for compositing (EXIF orientation applied, sRGB) and, alongside, a reduced copy for the models.
  * 2. Segment the copy and, with a car detector, keep only the main car, then bring the matte to the
- *    photo's size (`mainCarCutout`); a matte covering under 1% or over 98% of the photo is
+ *    photo's size (`mainCarCutout`; a car the segmenter saw only faintly, as at night, is cut out from its
+ *    soft matte when NanoDet saw a vehicle); a matte covering under 1% or over 98% of the photo is
  *    MaskFailedError (802).
  * 3. With a detector, find the plates that lie on the car and fill them (`studio_background`) or only
  *    count them (`background`); finding none is not an error here, but a plate cue on the car with nothing

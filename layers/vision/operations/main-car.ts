@@ -2,8 +2,13 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
-import { FOREGROUND, type Matte } from '#vision/math/matte.ts';
+import {
+  faintCarMatte,
+  keepMainSubject,
+  type MainSubjectResult,
+  mainCarChoice,
+} from '#vision/math/main-subject.ts';
+import { FOREGROUND, type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { refineMatte } from '#vision/refine.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
@@ -52,7 +57,9 @@ export async function isolateMainCar(
  * 1. the coarsest shrink-on-load decode whose shorter side is at least PREVIEW_SIDE (`atScale`; a 12 MP
  *    JPEG is decoded at 1/2 in its IDCT, a PNG whole);
  * 2. ISNet's matte of it at the model's resolution (1024 x 1024 over the whole photo), islands cleared;
- * 3. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy;
+ * 3. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy; when
+ *    that leaves no usable foreground and NanoDet saw a vehicle, the faint car of the segmenter's own
+ *    matte instead (`faintCarMatte`: at night ISNet is sure of the lamps only);
  * 4. upscaled once to the photo's size and feathered.
  * So nothing at the photo's size is made for the models: no full-size decode, no cleanup over 12 MP.
  */
@@ -78,8 +85,17 @@ export async function mainCarCutout(
   // A PNG has no shrink-on-load: its preview is the whole photo, alpha included.
   const own = preview.width === source.width ? alphaCutout(preview) : null;
   if (own) return { matte: own, car: null, ownAlpha: true };
-  const small = await deps.segmenter.modelMatte(preview);
+  let small = await deps.segmenter.modelMatte(preview);
+  const segmented = deps.cars ? { ...small, alpha: Uint8Array.from(small.alpha) } : null;
   const car = deps.cars ? await isolateMainCar(deps.cars, preview, small) : null;
+  if (car && segmented && !usableMatte(matteStats(small)).ok) {
+    // "No foreground" with a vehicle in the photo: a car the segmenter saw only faintly (at night).
+    const sx = small.width / preview.width;
+    const sy = small.height / preview.height;
+    const boxes = car.vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
+    const faint = faintCarMatte(segmented, boxes);
+    if (faint && usableMatte(matteStats(faint)).ok) small = faint;
+  }
   const coarse = await deps.segmenter.toPhotoSize(small, source.width, source.height);
   if (!whole) return { matte: coarse, car, ownAlpha: false };
   return { matte: await refineMatte(small, await whole, coarse), car, ownAlpha: false };

@@ -1,0 +1,74 @@
+import sharp from 'sharp';
+import { describe, expect, it } from 'vitest';
+import { MaskFailedError } from '#core/errors.ts';
+import type { JobParams } from '#core/jobs/job.ts';
+import type { ObjectDetector } from '#vision/car-detector.ts';
+import type { Box } from '#vision/math/geometry.ts';
+import type { Matte } from '#vision/math/matte.ts';
+import { replaceBackground } from '#vision/operations/background.ts';
+import type { Segmenter } from '#vision/segmenter.ts';
+
+// A car's rear at night filling a 240 x 120 frame, as ISNet sees it (the Romanian night frames): sure of
+// the two lit lamps only, the body at alpha 50. NanoDet boxes a small car at the side, not this one.
+const W = 240;
+const H = 120;
+const BODY: Box = { x: 30, y: 20, w: 180, h: 90 };
+const SIDE_CAR: Box = { x: 2, y: 40, w: 20, h: 15 };
+
+const night = () =>
+  sharp({ create: { width: W, height: H, channels: 3, background: '#100008' } })
+    .composite([
+      {
+        input: { create: { width: BODY.w, height: BODY.h, channels: 3, background: '#302028' } },
+        left: BODY.x,
+        top: BODY.y,
+      },
+    ])
+    .png()
+    .toBuffer();
+
+const faintMatte = async (image: { width: number; height: number }): Promise<Matte> => {
+  const alpha = new Uint8Array(image.width * image.height);
+  const paint = (b: Box, v: number) => {
+    for (let y = b.y; y < b.y + b.h; y++) alpha.fill(v, y * image.width + b.x, y * image.width + b.x + b.w);
+  };
+  paint(BODY, 50);
+  paint({ x: 50, y: 50, w: 6, h: 6 }, 255);
+  paint({ x: 184, y: 50, w: 6, h: 6 }, 255);
+  return { width: image.width, height: image.height, alpha };
+};
+const segmenter: Segmenter = {
+  modelVersion: 'fake',
+  segment: faintMatte,
+  modelMatte: faintMatte,
+  toPhotoSize: async (matte) => matte,
+};
+const detector = (boxes: readonly Box[]): ObjectDetector => ({
+  modelVersion: 'fake',
+  detect: async () => boxes.map((box) => ({ classId: 2, score: 0.8, box })),
+});
+const params: Pick<JobParams, 'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly'> = {
+  background: 'studio',
+  plateColor: '#141414',
+  plateSmoothing: true,
+  plateMaskOnly: false,
+};
+
+describe('replaceBackground on a car seen only faintly', () => {
+  it('cuts out the car’s rear at night instead of refusing it with "no foreground"', async () => {
+    const result = await replaceBackground(
+      { segmenter, cars: detector([SIDE_CAR]) },
+      await night(),
+      params,
+      null,
+    );
+    const { data } = await sharp(result.matte).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
+    expect(data[70 * W + 120]).toBe(255); // the body between the lamps
+    expect(data[5 * W + 5]).toBe(0); // the night sky
+  });
+
+  it('still refuses (802) when no vehicle was seen: no cut-out is invented', async () => {
+    const attempt = replaceBackground({ segmenter, cars: detector([]) }, await night(), params, null);
+    await expect(attempt).rejects.toBeInstanceOf(MaskFailedError);
+  });
+});
