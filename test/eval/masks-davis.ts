@@ -144,13 +144,42 @@ async function loadFrames(evalDir: string, models: ModelCache): Promise<Frame[]>
 
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
+/** The DAVIS sequence a frame belongs to (`car-turn-00012.jpg` → `car-turn`): frames of a clip are near copies. */
+export const clipOf = (frame: string) => frame.replace(/-\d+\.\w+$/, '');
+
+export interface FrameFigures {
+  readonly name: string;
+  readonly clip: string;
+  readonly before: MaskFigures;
+  readonly after: MaskFigures;
+}
+
 export interface DavisFigures {
   readonly frames: number;
   readonly before: MaskFigures;
   readonly after: MaskFigures;
   /** Frames where the refinement lowered the boundary F-measure by more than 0.01. */
   readonly worse: number;
+  readonly perFrame: readonly FrameFigures[];
 }
+
+const avg = (xs: readonly MaskFigures[]): MaskFigures => ({
+  iou: mean(xs.map((x) => x.iou)),
+  boundaryF: mean(xs.map((x) => x.boundaryF)),
+});
+
+export function summarise(perFrame: readonly FrameFigures[]): DavisFigures {
+  return {
+    frames: perFrame.length,
+    before: avg(perFrame.map((f) => f.before)),
+    after: avg(perFrame.map((f) => f.after)),
+    worse: perFrame.filter((f) => f.after.boundaryF < f.before.boundaryF - 0.01).length,
+    perFrame,
+  };
+}
+
+/** The service's matte before the refinement, per frame, computed once for every setting tried. */
+const coarseCache = new WeakMap<Frame, Promise<{ matte: Matte; figures: MaskFigures }>>();
 
 export async function evalDavis(
   evalDir: string,
@@ -160,59 +189,135 @@ export async function evalDavis(
 ): Promise<DavisFigures> {
   const frames = loaded ?? (await loadFrames(evalDir, models));
   const segmenter = await isnetSegmenter(models);
-  const before: MaskFigures[] = [];
-  const after: MaskFigures[] = [];
+  const perFrame: FrameFigures[] = [];
   for (const f of frames) {
-    const coarse = await segmenter.toPhotoSize(
-      { ...f.small, alpha: Uint8Array.from(f.small.alpha) },
-      f.image.width,
-      f.image.height,
-    );
+    let before = coarseCache.get(f);
+    if (!before) {
+      before = segmenter
+        .toPhotoSize({ ...f.small, alpha: Uint8Array.from(f.small.alpha) }, f.image.width, f.image.height)
+        .then((matte) => ({
+          matte,
+          figures: { iou: iouOf(matte, f.truth), boundaryF: boundaryF(matte, f.truth) },
+        }));
+      coarseCache.set(f, before);
+    }
+    const { matte: coarse, figures } = await before;
     const refined = await refineMatte(f.small, f.image, coarse, options);
-    before.push({ iou: iouOf(coarse, f.truth), boundaryF: boundaryF(coarse, f.truth) });
-    after.push({ iou: iouOf(refined, f.truth), boundaryF: boundaryF(refined, f.truth) });
+    perFrame.push({
+      name: f.name,
+      clip: clipOf(f.name),
+      before: figures,
+      after: { iou: iouOf(refined, f.truth), boundaryF: boundaryF(refined, f.truth) },
+    });
   }
-  const avg = (xs: MaskFigures[]) => ({
-    iou: mean(xs.map((x) => x.iou)),
-    boundaryF: mean(xs.map((x) => x.boundaryF)),
-  });
-  return {
-    frames: frames.length,
-    before: avg(before),
-    after: avg(after),
-    worse: after.filter((a, i) => a.boundaryF < before[i]!.boundaryF - 0.01).length,
-  };
+  return summarise(perFrame);
 }
 
 export function davisReport(f: DavisFigures): string {
   const p = (v: number) => v.toFixed(4);
-  return [
+  return (
     `DAVIS car masks (${f.frames} frames, 854x480): mean IoU ${p(f.before.iou)} -> ${p(f.after.iou)}, ` +
-      `mean boundary F ${p(f.before.boundaryF)} -> ${p(f.after.boundaryF)}; ` +
-      `${f.worse} frames with boundary F lower by > 0.01`,
-  ].join('\n');
+    `mean boundary F ${p(f.before.boundaryF)} -> ${p(f.after.boundaryF)}; ` +
+    `${f.worse} frames with boundary F lower by > 0.01`
+  );
 }
+
+/**
+ * A setting chosen on some clips: the highest mean IoU among those whose mean boundary F is not below the
+ * service's before the refinement (ties: the higher boundary F, then the earlier setting in the list).
+ */
+export function choose(
+  results: readonly { readonly options: RefineOptions; readonly perFrame: readonly FrameFigures[] }[],
+  clips: ReadonlySet<string>,
+): number {
+  let best = -1;
+  let bestIou = -Infinity;
+  let bestF = -Infinity;
+  for (const [i, r] of results.entries()) {
+    const s = summarise(r.perFrame.filter((f) => clips.has(f.clip)));
+    if (s.after.boundaryF < s.before.boundaryF) continue;
+    if (
+      s.after.iou > bestIou + 1e-9 ||
+      (Math.abs(s.after.iou - bestIou) <= 1e-9 && s.after.boundaryF > bestF)
+    ) {
+      best = i;
+      bestIou = s.after.iou;
+      bestF = s.after.boundaryF;
+    }
+  }
+  return best;
+}
+
+/** Settings the leave-one-clip-out run chooses among (the shipped one first). */
+export function refineGrid(): RefineOptions[] {
+  const grid: RefineOptions[] = [DEFAULT_REFINE];
+  for (const radius of [2, 3, 4]) {
+    for (const eps of [1e-3, 1e-2]) {
+      for (const low of [64, 80])
+        grid.push({ ...DEFAULT_REFINE, radius, eps, feather: { low, high: low + 128 } });
+    }
+  }
+  return grid;
+}
+
+/**
+ * Leave one clip out: for each of the clips, the setting is chosen (`choose`) on the other clips' frames and
+ * measured on the held-out clip's, so every frame's figure comes from a setting its clip did not choose.
+ * The shipped setting is the one chosen on all clips.
+ */
+export function leaveOneClipOut(
+  results: readonly { readonly options: RefineOptions; readonly perFrame: readonly FrameFigures[] }[],
+): { folds: { clip: string; chosen: number; held: DavisFigures }[]; heldOut: DavisFigures; all: number } {
+  const clips = [...new Set(results[0]!.perFrame.map((f) => f.clip))];
+  const folds = clips.map((clip) => {
+    const chosen = choose(results, new Set(clips.filter((c) => c !== clip)));
+    return { clip, chosen, held: summarise(results[chosen]!.perFrame.filter((f) => f.clip === clip)) };
+  });
+  return {
+    folds,
+    heldOut: summarise(folds.flatMap((f) => f.held.perFrame)),
+    all: choose(results, new Set(clips)),
+  };
+}
+
+const describeOptions = (o: RefineOptions) =>
+  `radius ${o.radius}, eps ${o.eps}, feather ${o.feather.low}..${o.feather.high}`;
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
   const models = modelCache({});
   const frames = await loadFrames(evalDir, models);
-  console.log(davisReport(await evalDavis(evalDir, models, DEFAULT_REFINE, frames)));
+  const shipped = await evalDavis(evalDir, models, DEFAULT_REFINE, frames);
+  console.log(davisReport(shipped));
+  const p = (v: number) => v.toFixed(4);
+  const byClip = (f: DavisFigures) =>
+    [...new Set(f.perFrame.map((x) => x.clip))].map((clip) => {
+      const s = summarise(f.perFrame.filter((x) => x.clip === clip));
+      return `  ${clip} (${s.frames}): IoU ${p(s.before.iou)} -> ${p(s.after.iou)}, boundary F ${p(s.before.boundaryF)} -> ${p(s.after.boundaryF)}`;
+    });
+  console.log(byClip(shipped).join('\n'));
   // PHOTO_JOBS_DAVIS_CONFIGS='[{"radius":2,"eps":0.001,"feather":{"low":96,"high":224}}]' tries those.
   for (const o of JSON.parse(process.env.PHOTO_JOBS_DAVIS_CONFIGS ?? '[]') as Partial<RefineOptions>[]) {
     const f = await evalDavis(evalDir, models, { ...DEFAULT_REFINE, ...o }, frames);
     console.log(`${JSON.stringify(o)}: ${davisReport(f)}`);
   }
-  if (process.env.PHOTO_JOBS_DAVIS_GRID) {
-    for (const radius of [2, 4, 8]) {
-      for (const feather of [
-        { low: 32, high: 144 },
-        { low: 64, high: 192 },
-      ]) {
-        const o = { ...DEFAULT_REFINE, radius, feather };
-        const f = await evalDavis(evalDir, models, o, frames);
-        console.log(`r=${radius} eps=${o.eps} feather=${feather.low}..${feather.high}: ${davisReport(f)}`);
-      }
+  // PHOTO_JOBS_DAVIS_LOCO=1: the grid, chosen leave-one-clip-out (docs/quality.md reports this run).
+  if (process.env.PHOTO_JOBS_DAVIS_LOCO) {
+    const results = [];
+    for (const options of refineGrid()) {
+      const f = await evalDavis(evalDir, models, options, frames);
+      console.log(`${describeOptions(options)}: ${davisReport(f)}`);
+      results.push({ options, perFrame: f.perFrame });
     }
+    const loco = leaveOneClipOut(results);
+    for (const fold of loco.folds) {
+      const s = fold.held;
+      console.log(
+        `held out ${fold.clip} (${s.frames}): chosen ${describeOptions(results[fold.chosen]!.options)}; ` +
+          `IoU ${p(s.before.iou)} -> ${p(s.after.iou)}, boundary F ${p(s.before.boundaryF)} -> ${p(s.after.boundaryF)}`,
+      );
+    }
+    console.log(`held out by clip: ${davisReport(loco.heldOut)}`);
+    console.log(`chosen on all clips: ${describeOptions(results[loco.all]!.options)}`);
   }
 }

@@ -159,9 +159,15 @@ export async function evalStudio(
     const after = await mainCarCutout(deps, levels, Promise.resolve(image));
     if (after.car?.box) {
       withCar++;
-      lostBefore += mirrorsLost(raw, before.matte, after.car.box);
-      lostAfter += mirrorsLost(raw, after.matte, after.car.box);
-    }
+      const [b, a] = [
+        mirrorsLost(raw, before.matte, after.car.box),
+        mirrorsLost(raw, after.matte, after.car.box),
+      ];
+      lostBefore += b;
+      lostAfter += a;
+      // PHOTO_JOBS_STUDIO_LOG=1: a line per photo, so that a run stopped part way still gives its figures.
+      if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  mirrors lost ${b} before, ${a} after: ${file}`);
+    } else if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  no car: ${file}`);
     let caption = escapeHtml(file.replace(/^views\//, ''));
     try {
       const out = await replaceBackground(
