@@ -6,7 +6,7 @@ import {
   lumaOf,
   sampleCoefficients,
 } from '#vision/math/guided-filter.ts';
-import { type FeatherOptions, featherTable, type Matte } from '#vision/math/matte.ts';
+import { dilateSquare, type FeatherOptions, featherTable, type Matte } from '#vision/math/matte.ts';
 
 export interface RefineOptions {
   /** Longer side of the copy the coefficients are fitted on (the fast guided filter's reduced size). */
@@ -82,22 +82,8 @@ function uncertainBand(p: Float32Array, w: number, h: number, r: number): Uint8A
       else if (y + 1 < h && Math.abs(p[(y + 1) * w + x]! - v) > 0.5) edge[y * w + x] = 1;
     }
   }
-  // Grown by the radius (a square window, separable): the band the filter may move the edge within.
-  const grow = (src: Uint8Array, horizontal: boolean) => {
-    const out = new Uint8Array(src.length);
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        if (!src[y * w + x]) continue;
-        for (let d = -r; d <= r; d++) {
-          const nx = horizontal ? x + d : x;
-          const ny = horizontal ? y : y + d;
-          if (nx >= 0 && nx < w && ny >= 0 && ny < h) out[ny * w + nx] = 1;
-        }
-      }
-    }
-    return out;
-  };
-  return grow(grow(edge, true), false);
+  // Grown by the radius: the band the filter may move the edge within.
+  return dilateSquare(edge, w, h, r);
 }
 
 function applyAtFullSize(

@@ -16,7 +16,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
-import { labelComponents, type Matte } from '#vision/math/matte.ts';
+import { dilateSquare, labelComponents, type Matte } from '#vision/math/matte.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -24,25 +24,6 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const OPAQUE = 230;
 /** The outline's edge ramp eroded away, in pixels of the 1024 px matte. */
 const EDGE = 6;
-
-/** Pixels within `r` (square window) of a set pixel. */
-function grow(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
-  const pass = (src: Uint8Array, horizontal: boolean) => {
-    const out = new Uint8Array(src.length);
-    for (let y = 0; y < h; y++) {
-      for (let x = 0; x < w; x++) {
-        if (!src[y * w + x]) continue;
-        for (let d = -r; d <= r; d++) {
-          const nx = horizontal ? x + d : x;
-          const ny = horizontal ? y : y + d;
-          if (nx >= 0 && nx < w && ny >= 0 && ny < h) out[ny * w + nx] = 1;
-        }
-      }
-    }
-    return out;
-  };
-  return pass(pass(mask, true), false);
-}
 
 /** The main car's outline: pixels outside it, and those within `EDGE` of outside (its edge ramp). */
 function carOutline(matte: Matte): { outside: Uint8Array; nearOutside: Uint8Array } | null {
@@ -77,7 +58,7 @@ function carOutline(matte: Matte): { outside: Uint8Array; nearOutside: Uint8Arra
     if (i >= w) push(i - w);
     if (i + w < w * h) push(i + w);
   }
-  return { outside, nearOutside: grow(outside, w, h, EDGE) };
+  return { outside, nearOutside: dilateSquare(outside, w, h, EDGE) };
 }
 
 /** The share of the main car's filled, eroded outline where the matte is below `OPAQUE`. */
@@ -111,7 +92,7 @@ export function backgroundColourShare(matte: Matte, rgb: Uint8Array): number {
   const { width: w, height: h } = matte;
   const { outside, nearOutside } = outline;
   const inside = Uint8Array.from(nearOutside, (v) => (v ? 0 : 1));
-  const ring = grow(inside, w, h, 40);
+  const ring = dilateSquare(inside, w, h, 40);
   let top = h;
   let bottom = -1;
   for (let i = 0; i < inside.length; i++) {

@@ -67,6 +67,25 @@ export interface SpeckOptions {
   readonly minShareOfLargest?: number;
 }
 
+/** 1 wherever a set pixel of `mask` lies within `r` (a square window, two separable passes). */
+export function dilateSquare(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
+  const pass = (src: Uint8Array, horizontal: boolean) => {
+    const out = new Uint8Array(src.length);
+    for (let y = 0; y < h; y++) {
+      for (let x = 0; x < w; x++) {
+        if (!src[y * w + x]) continue;
+        for (let d = -r; d <= r; d++) {
+          const nx = horizontal ? x + d : x;
+          const ny = horizontal ? y : y + d;
+          if (nx >= 0 && nx < w && ny >= 0 && ny < h) out[ny * w + nx] = 1;
+        }
+      }
+    }
+    return out;
+  };
+  return pass(pass(mask, true), false);
+}
+
 /**
  * 8-connected components of the pixels above `threshold`: a label per pixel (0 for none) and the size of
  * each label (index 0 unused).
