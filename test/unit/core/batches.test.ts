@@ -619,19 +619,25 @@ describe('the Batch resource', () => {
   });
 });
 
+/** A batch of two, one at a time, whose first item's job has ended without its settlement's batch step. */
+async function batchWithLostStep() {
+  const t = setup(100, { concurrency: 1 });
+  const { batch } = await createBatch(t.deps, owner, {
+    archive: await photos(2),
+    operation: 'plate',
+    requested: {},
+  });
+  const jobId = batch.running[0]!.jobId;
+  await prepareJob(t.store, jobId);
+  await settleJob(t.store, { jobId, outcome: 'failure' }); // the settlement's batch step is lost
+  const later = { ...t.deps, clock: { now: () => new Date(Date.parse('2026-11-22T08:01:00.000Z')) } };
+  return { t, batch, jobId, later };
+}
+
 describe('a lost step', () => {
   it('is made up when the batch is read after a quiet while', async () => {
-    const t = setup(100, { concurrency: 1 });
-    const { batch } = await createBatch(t.deps, owner, {
-      archive: await photos(2),
-      operation: 'plate',
-      requested: {},
-    });
-    const jobId = batch.running[0]!.jobId;
-    await prepareJob(t.store, jobId);
-    await settleJob(t.store, { jobId, outcome: 'failure' }); // the settlement's batch step is lost
+    const { t, batch, jobId, later } = await batchWithLostStep();
     expect((await readBatch(t.deps, owner, batch.id)).batch.running[0]!.jobId).toBe(jobId); // too early to tell
-    const later = { ...t.deps, clock: { now: () => new Date(Date.parse('2026-11-22T08:01:00.000Z')) } };
     const healed = await readBatch(later, owner, batch.id);
     expect(healed.batch).toMatchObject({ failed: 1 });
     expect(healed.batch.running[0]!.jobId).not.toBe(jobId);
@@ -640,20 +646,9 @@ describe('a lost step', () => {
 
 describe('reading a batch that other writers keep moving', () => {
   it('answers the batch as read instead of failing when its heal keeps losing the race', async () => {
-    const t = setup(100, { concurrency: 1 });
-    const { batch } = await createBatch(t.deps, owner, {
-      archive: await photos(2),
-      operation: 'plate',
-      requested: {},
-    });
-    const jobId = batch.running[0]!.jobId;
-    await prepareJob(t.store, jobId);
-    await settleJob(t.store, { jobId, outcome: 'failure' }); // the settlement's batch step is lost
-    const contended = {
-      ...t.deps,
-      clock: { now: () => new Date(Date.parse('2026-11-22T08:01:00.000Z')) },
-      batches: { ...t.deps.batches, update: async () => false }, // every write loses to another writer
-    };
+    const { batch, jobId, later } = await batchWithLostStep();
+    // Every write loses to another writer.
+    const contended = { ...later, batches: { ...later.batches, update: async () => false } };
     const read = await readBatch(contended, owner, batch.id);
     expect(read.batch.running[0]!.jobId).toBe(jobId);
     expect(read.items).toHaveLength(2);
