@@ -17,6 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import sharp from 'sharp';
 import { dilateSquare, labelComponents, type Matte } from '#vision/math/matte.ts';
+import { wilson } from './analysis.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -125,17 +126,6 @@ export function backgroundColourShare(matte: Matte, rgb: Uint8Array): number {
     if (ringHist[b]! >= 0.005 * ringN && lowHist[b]! < 0.005 * lowN) like++;
   }
   return upper ? like / upper : 0;
-}
-
-/** Wilson score interval (95%) of k successes in n. */
-export function wilson(k: number, n: number): [number, number] {
-  if (n === 0) return [0, 1];
-  const z = 1.96;
-  const p = k / n;
-  const d = 1 + (z * z) / n;
-  const c = (p + (z * z) / (2 * n)) / d;
-  const m = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / d;
-  return [Math.max(0, c - m), Math.min(1, c + m)];
 }
 
 interface Sample {
