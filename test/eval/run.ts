@@ -11,7 +11,9 @@
  * 4. Studio (issue 26): on every exterior listing photo, mirrors lost by the corner proxy and the framing
  *    of `center`, with eval-out/studio-sheet.html (each result with its matte's outline); and edges at full
  *    resolution on the DAVIS car masks, before and after the refinement (test/eval/studio.ts,
- *    test/eval/masks-davis.ts).
+ *    test/eval/masks-davis.ts); then the windows signals on the labelled sample (test/eval/windows.ts).
+ * 5. Refusals (issue 23): background refusals of car photos per source through the operation's own path
+ *    (test/eval/background-refusals.ts).
  * Skips with a message when ../shared/eval is not there.
  */
 import { existsSync } from 'node:fs';
@@ -19,12 +21,14 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
+import { evalRefusals } from './background-refusals.ts';
 import { evalBackgrounds } from './backgrounds.ts';
 import { writeContactSheet } from './contact-sheet.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
 import { evalStudio, studioReport } from './studio.ts';
+import { evalWindows, windowsReport } from './windows.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
@@ -34,10 +38,10 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   console.log(`No evaluation data at ${evalDir} (see ../shared/eval/README.md): nothing to evaluate.`);
 } else {
   const models = modelCache({});
-  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds, studio) runs
-  // only those parts.
+  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds, studio,
+  // refusals) runs only those parts.
   const parts = new Set(
-    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio').split(','),
+    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio,refusals').split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
@@ -52,5 +56,10 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
     console.log(`\n${studioReport(studio)}\nstudio contact sheet: ${path.relative(repoRoot, studio.sheet)}`);
     if (existsSync(path.join(evalDir, 'extra', 'masks-davis.csv')))
       console.log(davisReport(await evalDavis(evalDir, models)));
+    // The windows sample reads the mattes the studio run just kept.
+    const windows = await evalWindows(evalDir);
+    console.log(`\n${windowsReport(windows, 'share')}\n${windowsReport(windows, 'colour')}`);
   }
+  // Prints its table per source as it goes.
+  if (parts.has('refusals')) await evalRefusals(models);
 }
