@@ -733,15 +733,7 @@ describe('downloadBatch', () => {
 
 describe('settleJob', () => {
   it('advances the batch of a batch item, and works without the hook', async () => {
-    const t = setup(100, { concurrency: 1 });
-    const { batch } = await createBatch(t.deps, owner, {
-      archive: await photos(2),
-      operation: 'plate',
-      requested: {},
-    });
-    const jobId = batch.running[0]!.jobId;
-    await prepareJob(t.store, jobId);
-    await settleJob(t.store, { jobId, outcome: 'failure' }); // no hook: the batch is not moved
+    const { t, batch, jobId } = await batchWithLostStep(); // settled with no hook: the batch is not moved
     expect((await t.batches.repository.get(batch.id))!.running[0]!.jobId).toBe(jobId);
     await settleJob(t.settleDeps, { jobId, outcome: 'failure' }); // repeated settlement with the hook
     const moved = (await t.batches.repository.get(batch.id))!;
