@@ -117,22 +117,25 @@ export async function createIsnetSegmenter(
   };
 }
 
-/** The whole image squeezed to 1024 x 1024, RGB, (v - 128) / 256, NCHW: as IMG.LY's pipeline feeds it. */
-async function toInputTensor(image: DecodedImage): Promise<ort.Tensor> {
+/**
+ * The whole image squeezed to `size` square (1024, the model's), RGB, (v - 128) / 256, NCHW: as IMG.LY's
+ * pipeline feeds it. Other sizes serve the evaluation of a resized model only.
+ */
+export async function toInputTensor(image: DecodedImage, size = SIZE): Promise<ort.Tensor> {
   const { width, height, channels, pixels } = image;
   const rgb = await sharp(pixels, { raw: { width, height, channels } })
     .flatten({ background: '#ffffff' })
-    .resize(SIZE, SIZE, { fit: 'fill' })
+    .resize(size, size, { fit: 'fill' })
     .raw()
     .toBuffer();
-  const plane = SIZE * SIZE;
+  const plane = size * size;
   const data = new Float32Array(plane * 3);
   for (let i = 0, p = 0; p < plane; p++, i += 3) {
     data[p] = (rgb[i]! - 128) / 256;
     data[plane + p] = (rgb[i + 1]! - 128) / 256;
     data[2 * plane + p] = (rgb[i + 2]! - 128) / 256;
   }
-  return new ort.Tensor('float32', data, [1, 3, SIZE, SIZE]);
+  return new ort.Tensor('float32', data, [1, 3, size, size]);
 }
 
 /**

@@ -16,10 +16,10 @@ import * as ort from 'onnxruntime-node';
 import sharp from 'sharp';
 import { locateModel } from '#models/locate.ts';
 import { ONNX, parseFields, rewrite, varintField } from '#models/onnx-proto.ts';
-import { decodeSource } from '#vision/image-io.ts';
+import { type DecodedImage, decodeSource } from '#vision/image-io.ts';
 import { clearSpecks, type Matte, probabilitiesToAlpha } from '#vision/math/matte.ts';
 import { modelCache } from '#vision/models.ts';
-import { createIsnetSegmenter } from '#vision/segmenter.ts';
+import { createIsnetSegmenter, toInputTensor } from '#vision/segmenter.ts';
 import { spread } from './backgrounds.ts';
 import { boundaryF, iouOf } from './masks-davis.ts';
 
@@ -94,26 +94,8 @@ export function resizedIsnet(model: Buffer, size: number): Buffer {
 const varint = (v: number) => varintField(0, v).subarray(1);
 const rawKey = (field: number) => varint((field << 3) | 2);
 
-async function modelMatte(
-  session: ort.InferenceSession,
-  size: number,
-  image: { width: number; height: number; channels: number; pixels: Buffer },
-): Promise<Matte> {
-  const rgb = await sharp(image.pixels, {
-    raw: { width: image.width, height: image.height, channels: image.channels as 3 },
-  })
-    .flatten({ background: '#ffffff' })
-    .resize(size, size, { fit: 'fill' })
-    .raw()
-    .toBuffer();
-  const plane = size * size;
-  const data = new Float32Array(plane * 3);
-  for (let i = 0, p = 0; p < plane; p++, i += 3) {
-    data[p] = (rgb[i]! - 128) / 256;
-    data[plane + p] = (rgb[i + 1]! - 128) / 256;
-    data[2 * plane + p] = (rgb[i + 2]! - 128) / 256;
-  }
-  const out = await session.run({ input: new ort.Tensor('float32', data, [1, 3, size, size]) }, ['output']);
+async function modelMatte(session: ort.InferenceSession, size: number, image: DecodedImage): Promise<Matte> {
+  const out = await session.run({ input: await toInputTensor(image, size) }, ['output']);
   const matte = { width: size, height: size, alpha: probabilitiesToAlpha(out.output!.data as Float32Array) };
   clearSpecks(matte);
   return matte;
