@@ -248,7 +248,31 @@ export function localTransactions(call: EngineCall, conflicts: number) {
     }
   }
 
-  return { TransactWriteItems: transactWrite, TransactGetItems: transactGet };
+  /**
+   * What a plain read waits for. DynamoDB isolates a transaction from reads: a GetItem is serializable
+   * with it and a BatchGetItem, Query or Scan is read-committed, so neither sees a transaction half
+   * applied or a write it later rolls back. Here a transaction applies its items one by one, so a plain
+   * read waits for the transactions holding what it may read (a Query or Scan: any item of its table).
+   */
+  function settledFor(op: string, data: Record<string, unknown>): Promise<unknown> | undefined {
+    if (held.size === 0) return undefined;
+    let waits: Promise<void>[] = [];
+    if (op === 'GetItem') {
+      const hold = held.get(itemId(String(data.TableName), (data.Key ?? {}) as Item));
+      if (hold) waits = [hold];
+    } else if (op === 'BatchGetItem') {
+      const requests = (data.RequestItems ?? {}) as Record<string, { Keys?: Item[] }>;
+      waits = Object.entries(requests).flatMap(([table, { Keys = [] }]) =>
+        Keys.flatMap((key) => held.get(itemId(table, key)) ?? []),
+      );
+    } else if (op === 'Query' || op === 'Scan') {
+      const prefix = `${String(data.TableName)}\u0000`;
+      waits = [...held].flatMap(([id, hold]) => (id.startsWith(prefix) ? [hold] : []));
+    }
+    return waits.length ? Promise.all(waits) : undefined;
+  }
+
+  return { TransactWriteItems: transactWrite, TransactGetItems: transactGet, settledFor };
 }
 
 async function succeeded(request: Promise<unknown>): Promise<boolean> {

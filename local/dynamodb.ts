@@ -183,11 +183,14 @@ export async function startLocalDynamo(opts: {
   const call = <T = Record<string, unknown>>(op: string, body: object): Promise<T> =>
     engine.dispatch(op, JSON.parse(JSON.stringify(body))) as Promise<T>;
 
-  const transactions: Record<string, (body: never) => Promise<object>> = localTransactions(call, conflicts);
+  const { settledFor, ...transactions } = localTransactions(call, conflicts);
   /** What dynalite's server checks before its engine runs a request. */
   async function answer(req: http.IncomingMessage, text: string): Promise<object> {
     const [api, op = ''] = String(req.headers['x-amz-target'] ?? '').split('.');
-    const transaction = api === TARGET.slice(0, -1) ? transactions[op] : undefined;
+    const transaction =
+      api === TARGET.slice(0, -1) && Object.hasOwn(transactions, op)
+        ? (transactions[op as keyof typeof transactions] as (body: never) => Promise<object>)
+        : undefined;
     if (!transaction && (!API_VERSIONS.includes(api ?? '') || !DYNAMODB_ACTIONS.includes(op)))
       throw new DynamoError(400, { __type: 'com.amazon.coral.service#UnknownOperationException' });
     if (!String(req.headers.authorization ?? '').startsWith('AWS4-')) {
@@ -204,7 +207,9 @@ export async function startLocalDynamo(opts: {
       dynamodbRequests(op, data),
     );
     if (denial) throw new DynamoError(400, accessDeniedJson(denial));
-    return transaction ? transaction(data as never) : engine.dispatch(op, data);
+    if (transaction) return transaction(data as never);
+    await settledFor(op, data as Record<string, unknown>);
+    return engine.dispatch(op, data);
   }
 
   const front = http.createServer((req, res) => {

@@ -154,6 +154,33 @@ describe('startLocalDynamo (in memory)', () => {
     expect(event.Item).toEqual({ pk: { S: 'bob' }, sk: { S: 'dup' }, note: { S: 'old' } });
   });
 
+  it('never shows a plain read a transaction half applied or one it rolls back', async () => {
+    // Each spend updates the balance first, then fails on its event, which exists: DynamoDB's readers
+    // (GetItem serializable, Query read-committed) see the balance of 10 throughout.
+    await open('erin', 10);
+    await db.send(new PutItemCommand({ TableName: 'events', Item: { pk: { S: 'erin' }, sk: { S: 'dup' } } }));
+    const reads: Promise<number>[] = [];
+    const spends: Promise<unknown>[] = [];
+    for (let i = 0; i < 30; i++) {
+      spends.push(db.send(new TransactWriteItemsCommand(spend('erin', 1, 'dup'))).catch((e: unknown) => e));
+      reads.push(balanceOf('erin'));
+      reads.push(
+        db
+          .send(
+            new QueryCommand({
+              TableName: 'accounts',
+              KeyConditionExpression: 'pk = :pk',
+              ExpressionAttributeValues: { ':pk': { S: 'erin' } },
+            }),
+          )
+          .then((page) => Number(page.Items?.[0]?.balance?.N)),
+      );
+    }
+    for (const outcome of await Promise.all(spends))
+      expect(outcome).toBeInstanceOf(TransactionCanceledException);
+    expect(new Set(await Promise.all(reads))).toEqual(new Set([10]));
+  });
+
   it('reports a failing ConditionCheck without writing the checked item', async () => {
     await open('carol', 1);
     const error = await db

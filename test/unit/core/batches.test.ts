@@ -655,6 +655,15 @@ describe('reading a batch that other writers keep moving', () => {
   });
 });
 
+describe('reading a batch whose running item has no job to be found', () => {
+  it('answers the batch, not a 404 about the job', async () => {
+    const { batch, jobId, later } = await batchWithLostStep();
+    const blind = { ...later, jobs: { ...later.jobs, get: async () => null } };
+    const read = await readBatch(blind, owner, batch.id);
+    expect(read.batch.running[0]!.jobId).toBe(jobId);
+  });
+});
+
 describe('downloadBatch', () => {
   it('answers 409 while processing without partial, and while nothing has succeeded', async () => {
     const t = setup(100);
