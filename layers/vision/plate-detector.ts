@@ -239,7 +239,7 @@ export async function createPlateDetector(
     const read = async (box: Box): Promise<TextEvidence> => {
       const reading = await textReader.read(image, box);
       const { characters, score } = plateText(reading, { width: box.w, height: box.h });
-      return { box, characters, score };
+      return { box, characters, score, reading };
     };
     const withText: PlateCandidate[] = [];
     for (const c of result) {
@@ -271,7 +271,7 @@ export async function createPlateDetector(
       };
       const { characters, score } = plateText(joined, { width: box.w, height: box.h });
       const quad = boxQuad(box);
-      withText.push({ quad, box, scores: [0, 0, 0], text: { box, characters, score } });
+      withText.push({ quad, box, scores: [0, 0, 0], text: { box, characters, score, reading: joined } });
     }
     return withText;
   };

@@ -21,6 +21,7 @@ import path from 'node:path';
 import sharp from 'sharp';
 import { openSource } from '#vision/image-io.ts';
 import { type Box, boxIoU, type Size } from '#vision/math/geometry.ts';
+import { type PlateTextOptions, plateText } from '#vision/math/ocr.ts';
 import {
   PLATE_RULE,
   type PlateCandidate,
@@ -280,6 +281,39 @@ export function textRuleGrid(): PlateRule[] {
   return rules;
 }
 
+/**
+ * The plate-text formats the grid tries besides its thresholds: the shipped one (4-10 characters, ten
+ * only with two letters) and the one before it (4-9). Shipped first: it wins a tie.
+ */
+export const TEXT_FORMATS: readonly { readonly name: string; readonly options: PlateTextOptions }[] = [
+  { name: '4-10', options: {} },
+  { name: '4-9', options: { maxCharacters: 9 } },
+];
+
+/** The evidence with every text reading judged again under `options`, as the finder would have judged it. */
+export function judgedUnder(photos: readonly PhotoEvidence[], options: PlateTextOptions): PhotoEvidence[] {
+  return photos.map((p) => ({
+    ...p,
+    candidates: p.candidates.map((c) => {
+      if (!c.text) return c;
+      const { characters, score } = plateText(
+        c.text.reading,
+        { width: c.text.box.w, height: c.text.box.h },
+        options,
+      );
+      return { ...c, text: { ...c.text, characters, score } };
+    }),
+  }));
+}
+
+interface Choice {
+  readonly rule: PlateRule;
+  readonly format: (typeof TEXT_FORMATS)[number];
+}
+
+const judgedSources = (bySource: Map<string, PhotoEvidence[]>, options: PlateTextOptions) =>
+  new Map([...bySource].map(([source, photos]) => [source, judgedUnder(photos, options)]));
+
 /** Mean over the sources of misses per plate (plate sources) and `DAMAGE_COST` x fills per photo (plate-less). */
 export function costOn(bySource: Map<string, PhotoEvidence[]>, rule: PlateRule): number {
   let cost = 0;
@@ -292,15 +326,18 @@ export function costOn(bySource: Map<string, PhotoEvidence[]>, rule: PlateRule):
   return cost / Math.max(1, bySource.size);
 }
 
-/** The rule of least cost; on a tie, the shipped rule, then the first in the grid. */
-export function chooseRule(bySource: Map<string, PhotoEvidence[]>): PlateRule {
-  let best = PLATE_RULE;
-  let bestCost = costOn(bySource, PLATE_RULE);
-  for (const rule of textRuleGrid()) {
-    const cost = costOn(bySource, rule);
-    if (cost < bestCost - 1e-12) {
-      best = rule;
-      bestCost = cost;
+/** The rule and text format of least cost; on a tie, the shipped ones, then the first in the grid. */
+export function chooseRule(bySource: Map<string, PhotoEvidence[]>): Choice {
+  let best: Choice = { rule: PLATE_RULE, format: TEXT_FORMATS[0]! };
+  let bestCost = Number.POSITIVE_INFINITY;
+  for (const format of TEXT_FORMATS) {
+    const judged = judgedSources(bySource, format.options);
+    for (const rule of [PLATE_RULE, ...textRuleGrid()]) {
+      const cost = costOn(judged, rule);
+      if (cost < bestCost - 1e-12) {
+        best = { rule, format };
+        bestCost = cost;
+      }
     }
   }
   return best;
@@ -312,8 +349,8 @@ const pct = (k: number, n: number) => {
   return `${(k / n).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}] (${k}/${n})`;
 };
 
-const ruleText = (r: PlateRule) =>
-  `t=${r.threshold} text=${r.textConfirms > 1 ? 'off' : r.textConfirms} alone=${r.textAlone > 1 ? 'off' : r.textAlone}`;
+const ruleText = ({ rule: r, format }: Choice) =>
+  `t=${r.threshold} text=${r.textConfirms > 1 ? 'off' : r.textConfirms} alone=${r.textAlone > 1 ? 'off' : r.textAlone} chars=${format.name}`;
 
 /** Leave-one-source-out figures, printed as markdown tables (docs/quality.md takes them as they are). */
 export function reportSources(evidence: readonly PhotoEvidence[]): string {
@@ -329,15 +366,15 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
     const held = bySource.get(source);
     if (!held) continue;
     const others = new Map([...bySource].filter(([s]) => s !== source));
-    const rule = chooseRule(others);
-    const t = tallySource(held, rule);
+    const choice = chooseRule(others);
+    const t = tallySource(judgedUnder(held, choice.format.options), choice.rule);
     const off = tallySource(held, textOff);
     const shipped = tallySource(held, PLATE_RULE);
     const brief = (x: Tally) => (plated(x) ? pct(x.found, x.plates) : pct(x.fills, x.photos));
     misses.push(...t.misses.map((m) => ({ ...m, cause: `${source}: ${m.cause}` })));
     const plated = (x: Tally) => x.plates > 0;
     lines.push(
-      `| ${source} | ${t.photos} | ${ruleText(rule)} | ${plated(t) ? pct(t.found, t.plates) : '-'} | ` +
+      `| ${source} | ${t.photos} | ${ruleText(choice)} | ${plated(t) ? pct(t.found, t.plates) : '-'} | ` +
         `${plated(t) ? pct(t.closeFound, t.closePlates) : '-'} | ${plated(t) ? pct(t.farFound, t.farPlates) : '-'} | ` +
         `${pct(t.fills, t.photos)} | ${brief(shipped)} | ${brief(off)} |`,
     );
@@ -350,7 +387,7 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
   const seconds = evidence.map((e) => e.seconds).sort((a, b) => a - b);
   lines.push(
     '',
-    `Rule chosen on every source: ${ruleText(all)} (shipped: ${ruleText(PLATE_RULE)}).`,
+    `Rule chosen on every source: ${ruleText(all)} (shipped: ${ruleText({ rule: PLATE_RULE, format: TEXT_FORMATS[0]! })}).`,
     `Evidence seconds per photo (readText all, loaded machine): p50 ${seconds[Math.floor(seconds.length / 2)]?.toFixed(2)}.`,
     '',
     'Misses (held-out rules):',

@@ -162,9 +162,14 @@ function normaliseCharacter(c: string): string {
 }
 
 export interface PlateTextOptions {
-  /** A plate carries 4-9 characters (US 5-7, EU 5-8 without the band, BR 7, IN 8-10 with spaces). */
+  /** A plate carries 4-10 characters (US 5-7, EU 5-8 without the band, BR 7, IN 9-10 without spaces). */
   readonly minCharacters?: number;
   readonly maxCharacters?: number;
+  /**
+   * A reading this long or longer needs at least two letters: the 10-character formats (IN `MH12AB1234`,
+   * `22BH1234AA`) always have them, and a 10-digit phone number on a dealer's sign is not a plate.
+   */
+  readonly lettersFrom?: number;
   /** Share of the read characters (spaces, dashes and dots aside) that are letters or digits. */
   readonly minAlphanumericShare?: number;
   /** Region aspect (width / height) bounds of a one-row plate; two-row plates are near 2:1. */
@@ -175,7 +180,8 @@ export interface PlateTextOptions {
 
 export const PLATE_TEXT_DEFAULTS: Required<PlateTextOptions> = {
   minCharacters: 4,
-  maxCharacters: 9,
+  maxCharacters: 10,
+  lettersFrom: 10,
   minAlphanumericShare: 0.8,
   minAspect: 1.5,
   maxAspect: 9,
@@ -190,9 +196,10 @@ export interface PlateText {
 }
 
 /**
- * How much a text region with this reading looks like a plate: 4-9 letters and digits (rows joined),
- * mostly letters and digits among what was read, at least two digits (every plate format measured has
- * them; words on signs and badges mostly have none), and a plate's outline (the region's aspect within
+ * How much a text region with this reading looks like a plate: 4-10 letters and digits (rows joined;
+ * ten only with two letters among them), mostly letters and digits among what was read, at least two
+ * digits (every plate format measured has them; words on signs and badges mostly have none), and a
+ * plate's outline (the region's aspect within
  * bounds). The score is the recogniser's confidence when all hold, 0 otherwise: not a probability.
  */
 export function plateText(reading: Reading, region: Size, options: PlateTextOptions = {}): PlateText {
@@ -206,6 +213,7 @@ export function plateText(reading: Reading, region: Size, options: PlateTextOpti
     characters.length <= o.maxCharacters &&
     characters.length >= o.minAlphanumericShare * read.length &&
     digits >= 2 &&
+    (characters.length < o.lettersFrom || characters.length - digits >= 2) &&
     aspect >= o.minAspect &&
     aspect <= o.maxAspect &&
     reading.confidence >= o.minConfidence;

@@ -7,6 +7,7 @@
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
 import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
+import type { Reading } from '#vision/math/ocr.ts';
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
 export const PROPOSAL_FLOOR = 0.05;
@@ -32,6 +33,8 @@ export interface TextEvidence {
   /** Letters and digits read, upper-case. */
   readonly characters: string;
   readonly score: number;
+  /** What the recogniser read, as read: the evals judge it again under other plate-text rules. */
+  readonly reading: Reading;
 }
 
 /** A proposal of the shrunk pass is kept only if at least this share of the photo's width (a close-up). */
@@ -94,7 +97,7 @@ export interface PlateRule {
   readonly stackedWithin: number;
   /**
    * A proposal of the detector that fails `threshold` is still a plate when the text read on it scores at
-   * least this (`plateText`: 4-9 letters and digits, plate outline); above 1 turns the text signal off.
+   * least this (`plateText`: 4-10 letters and digits, plate outline); above 1 turns the text signal off.
    */
   readonly textConfirms: number;
   /**

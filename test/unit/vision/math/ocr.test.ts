@@ -89,7 +89,9 @@ describe('plate-likeness of a read text line', () => {
       '77-ZFK-8',
       'B 123 ABC',
       'ABC1D23',
-      'MH12AB1234'.slice(0, 9),
+      'MH12AB1234',
+      'MH 12 AB 1234',
+      '22 BH 1234 AA',
       'ＫＡ０１ＡＢ',
     ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBeCloseTo(0.95, 5);
@@ -98,7 +100,16 @@ describe('plate-likeness of a read text line', () => {
   });
 
   it('refuses words, long text, dates and signs, and low-confidence readings', () => {
-    for (const text of ['SUNTRUP', 'WWW.AUTOPIABV.NL', '2014-06-17 08:38:22', 'SALE', 'A1', '车牌号码京A']) {
+    for (const text of [
+      'SUNTRUP',
+      'WWW.AUTOPIABV.NL',
+      '2014-06-17 08:38:22',
+      'SALE',
+      'A1',
+      '车牌号码京A',
+      '98765 43210', // a phone number: ten digits, no letters
+      'MH12AB12345', // eleven
+    ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBe(0);
     }
     expect(plateText({ text: 'AB 1234', confidence: 0.5 }, line).score).toBe(0);

@@ -127,7 +127,12 @@ describe('stacking gate', () => {
 
 describe('the text signal', () => {
   const box = { x: 500, y: 400, w: 120, h: 30 };
-  const text = (score: number) => ({ box, characters: 'AB1234', score });
+  const text = (score: number) => ({
+    box,
+    characters: 'AB1234',
+    score,
+    reading: { text: 'AB 1234', confidence: score },
+  });
   it('fills a proposal the detector does not confirm when its text reads like a plate', () => {
     const weak = candidate(box, [0.2, 0.1, 0]);
     expect(isPlate(weak, photo)).toBe(false);
