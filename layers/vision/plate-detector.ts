@@ -155,9 +155,7 @@ export async function createPlateDetector(
       : undefined;
     const seen = region ? { width: region.w, height: region.h } : image;
     const input = lpdInputSize(region ? { width: region.w / sx, height: region.h / sy } : photo, opts);
-    const pad = opts.pad ?? 1;
-    const inner = { width: Math.round(input.width / pad), height: Math.round(input.height / pad) };
-    const tensor = await toInputTensor(image, input, region, opts.mirror === true, inner);
+    const tensor = await toInputTensor(image, input, region, opts.mirror === true);
     const out = await session.run({ input: tensor });
     const candidates = decodeLpdYunet(
       {
@@ -172,7 +170,7 @@ export async function createPlateDetector(
       const unmirrored = opts.mirror
         ? orderCornersClockwise(quad.map((p) => ({ x: input.width - p.x, y: p.y })) as unknown as Corners)
         : quad;
-      const scaled = scaleQuad(unmirrored, inner, seen);
+      const scaled = scaleQuad(unmirrored, input, seen);
       const sourceQuad = (
         region
           ? scaled.map((p) => ({ x: (p.x + region.x) / sx, y: (p.y + region.y) / sy }))
@@ -332,24 +330,12 @@ async function toInputTensor(
   size: Size,
   region: Box | undefined,
   mirror: boolean,
-  inner: Size = size,
 ): Promise<ort.Tensor> {
   const { width, height, channels, pixels } = image;
   const source = sharp(pixels, { raw: { width, height, channels } });
   if (region) source.extract({ left: region.x, top: region.y, width: region.w, height: region.h });
   if (mirror) source.flop();
-  let resized = source.removeAlpha().resize(inner.width, inner.height, { fit: 'fill' });
-  if (inner.width < size.width || inner.height < size.height) {
-    // Extended after the resize: sharp applies extend last in one pipeline, so the size comes out right.
-    resized = sharp(await resized.raw().toBuffer(), {
-      raw: { width: inner.width, height: inner.height, channels: 3 },
-    }).extend({
-      right: size.width - inner.width,
-      bottom: size.height - inner.height,
-      background: { r: 114, g: 114, b: 114 },
-    });
-  }
-  const rgb = await resized.raw().toBuffer();
+  const rgb = await source.removeAlpha().resize(size.width, size.height, { fit: 'fill' }).raw().toBuffer();
   const plane = size.width * size.height;
   const data = new Float32Array(plane * 3);
   for (let i = 0, p = 0; p < plane; p++, i += 3) {

@@ -44,6 +44,11 @@ export const CLOSE_UP_MAX_WIDTH = 0.9;
 /** The detector also reads inside this many vehicles (largest first) at up to 640 px. */
 export const CAR_LOOKS = 3;
 export const CAR_MIN_SCORE = 0.35;
+/**
+ * A vehicle is read only when its pass sees it at least this many times larger than the whole-photo pass
+ * does (a vehicle under about two thirds of the photo's width): a larger one's plate is proposed there.
+ */
+export const CAR_MIN_ZOOM = 1.5;
 /** Text lines searched for when nothing is confirmed: the area's long side read at most this large. */
 export const TEXT_SEARCH_MAX_SIDE = 640;
 /** At most this many plate-shaped text lines (best detection score first) are read in that search. */
