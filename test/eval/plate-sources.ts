@@ -282,13 +282,20 @@ export function textRuleGrid(): PlateRule[] {
 }
 
 /**
- * The plate-text formats the grid tries besides its thresholds: the shipped one (4-10 characters, ten
- * only with two letters) and the one before it (4-9). Shipped first: it wins a tie.
+ * The plate-text rules the grid tries besides its thresholds: each of the shipped reading rules on or off
+ * (up to 10 characters or 9; digit look-alikes counted or not; capitals only or any case). The shipped
+ * combination comes first: it wins a tie.
  */
 export const TEXT_FORMATS: readonly { readonly name: string; readonly options: PlateTextOptions }[] = [
-  { name: '4-10', options: {} },
-  { name: '4-9', options: { maxCharacters: 9 } },
-];
+  10, 9,
+].flatMap((maxCharacters) =>
+  [true, false].flatMap((digitLookAlikes) =>
+    [true, false].map((capitalsOnly) => ({
+      name: `4-${maxCharacters}${digitLookAlikes ? ' look-alikes' : ''}${capitalsOnly ? ' capitals' : ''}`,
+      options: { maxCharacters, digitLookAlikes, capitalsOnly },
+    })),
+  ),
+);
 
 /** The evidence with every text reading judged again under `options`, as the finder would have judged it. */
 export function judgedUnder(photos: readonly PhotoEvidence[], options: PlateTextOptions): PhotoEvidence[] {
@@ -368,8 +375,10 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
     const others = new Map([...bySource].filter(([s]) => s !== source));
     const choice = chooseRule(others);
     const t = tallySource(judgedUnder(held, choice.format.options), choice.rule);
-    const off = tallySource(held, textOff);
-    const shipped = tallySource(held, PLATE_RULE);
+    // Judged again: the evidence keeps the readings as read, and its scores may predate the shipped rules.
+    const asShipped = judgedUnder(held, {});
+    const off = tallySource(asShipped, textOff);
+    const shipped = tallySource(asShipped, PLATE_RULE);
     const brief = (x: Tally) => (plated(x) ? pct(x.found, x.plates) : pct(x.fills, x.photos));
     misses.push(...t.misses.map((m) => ({ ...m, cause: `${source}: ${m.cause}` })));
     const plated = (x: Tally) => x.plates > 0;
@@ -388,7 +397,7 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
   lines.push(
     '',
     `Rule chosen on every source: ${ruleText(all)} (shipped: ${ruleText({ rule: PLATE_RULE, format: TEXT_FORMATS[0]! })}).`,
-    `Evidence seconds per photo (readText all, loaded machine): p50 ${seconds[Math.floor(seconds.length / 2)]?.toFixed(2)}.`,
+    `Evidence seconds per photo (readText all): p50 ${seconds[Math.floor(seconds.length / 2)]?.toFixed(2)}.`,
     '',
     'Misses (held-out rules):',
     ...misses.map(

@@ -170,6 +170,17 @@ export interface PlateTextOptions {
    * `22BH1234AA`) always have them, and a 10-digit phone number on a dealer's sign is not a plate.
    */
   readonly lettersFrom?: number;
+  /**
+   * Letters the recogniser gives for digits it misreads (I for 1, O for 0, S for 5, G for 6, B for 8, Z for
+   * 2) count toward the two digits, beside at least one digit read as such: a plate seen small or under
+   * a colour cast loses its digits to them ("B6IRCY" for B 61 RCY).
+   */
+  readonly digitLookAlikes?: boolean;
+  /**
+   * A reading with a lower-case letter is not a plate: plates are set in capitals, while a dealer's web
+   * address or a model name on a watermark or a badge often is not ("ma4auto.com").
+   */
+  readonly capitalsOnly?: boolean;
   /** Share of the read characters (spaces, dashes and dots aside) that are letters or digits. */
   readonly minAlphanumericShare?: number;
   /** Region aspect (width / height) bounds of a one-row plate; two-row plates are near 2:1. */
@@ -182,6 +193,8 @@ export const PLATE_TEXT_DEFAULTS: Required<PlateTextOptions> = {
   minCharacters: 4,
   maxCharacters: 10,
   lettersFrom: 10,
+  digitLookAlikes: true,
+  capitalsOnly: true,
   minAlphanumericShare: 0.8,
   minAspect: 1.5,
   maxAspect: 9,
@@ -196,23 +209,27 @@ export interface PlateText {
 }
 
 /**
- * How much a text region with this reading looks like a plate: 4-10 letters and digits (rows joined;
+ * How much a text region with this reading looks like a plate: 4-10 capitals and digits (rows joined;
  * ten only with two letters among them), mostly letters and digits among what was read, at least two
- * digits (every plate format measured has them; words on signs and badges mostly have none), and a
- * plate's outline (the region's aspect within
- * bounds). The score is the recogniser's confidence when all hold, 0 otherwise: not a probability.
+ * digits (every plate format measured has them; words on signs and badges mostly have none; a letter that
+ * a misread digit becomes counts beside one digit read as such), and a plate's outline (the region's
+ * aspect within bounds). The score is the recogniser's confidence when all hold, 0 otherwise: not a
+ * probability.
  */
 export function plateText(reading: Reading, region: Size, options: PlateTextOptions = {}): PlateText {
   const o = { ...PLATE_TEXT_DEFAULTS, ...options };
+  const lowerCase = o.capitalsOnly && /[a-z]/.test(reading.text);
   const read = [...reading.text].map(normaliseCharacter).filter((c) => !/[\s\-.·•:]/.test(c));
   const characters = read.filter((c) => /[A-Z0-9]/.test(c)).join('');
   const digits = characters.replace(/[^0-9]/g, '').length;
+  const lookAlikes = o.digitLookAlikes && digits >= 1 ? characters.replace(/[^IOSGBZ]/g, '').length : 0;
   const aspect = region.height > 0 ? region.width / region.height : 0;
   const ok =
     characters.length >= o.minCharacters &&
     characters.length <= o.maxCharacters &&
     characters.length >= o.minAlphanumericShare * read.length &&
-    digits >= 2 &&
+    digits + lookAlikes >= 2 &&
+    !lowerCase &&
     (characters.length < o.lettersFrom || characters.length - digits >= 2) &&
     aspect >= o.minAspect &&
     aspect <= o.maxAspect &&

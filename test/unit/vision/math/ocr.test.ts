@@ -92,6 +92,8 @@ describe('plate-likeness of a read text line', () => {
       'MH12AB1234',
       'MH 12 AB 1234',
       '22 BH 1234 AA',
+      'B6IRCY', // B 61 RCY with its 1 read as an I
+      'B7SMCY', // B 75 MCY with its 5 read as an S
       'ＫＡ０１ＡＢ',
     ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBeCloseTo(0.95, 5);
@@ -109,6 +111,9 @@ describe('plate-likeness of a read text line', () => {
       '车牌号码京A',
       '98765 43210', // a phone number: ten digits, no letters
       'MH12AB12345', // eleven
+      'ma4auto.com', // a web address in lower case
+      'POLO', // look-alikes without a digit read as one
+      'BGIRCY',
     ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBe(0);
     }
