@@ -29,13 +29,16 @@ import {
 import { plateLineGroups, plateText, type TextRegion, unionBox } from '#vision/math/ocr.ts';
 import {
   confirmed,
+  LINE_SEARCH_MAX_SIDE,
   LOOK_MIN_CROP,
   LOOK_WIDTH,
+  lineSearchArea,
   lookRegion,
   mayReach,
   PLATE_RULE,
   type PlateCandidate,
   type PlateRule,
+  plateLine,
   plateScore,
   sameDetection,
   selectPlates,
@@ -246,7 +249,31 @@ export async function createPlateDetector(
     }
     // Plate-shaped text lines the detector did not propose, looked for only when nothing is confirmed: in
     // each car, or over the whole photo when no car was found.
-    if (!readAll && selectPlates(withText, photo, rule).length > 0) return withText;
+    // The whole plate where the detector saw part of it: only for what is filled (every candidate when
+    // all is read), since the outline changes no decision.
+    const withLines = async (found: PlateCandidate[]): Promise<PlateCandidate[]> => {
+      const filled = new Set(readAll ? found : selectPlates(found, photo, rule));
+      const out: PlateCandidate[] = [];
+      for (const c of found) {
+        if (!filled.has(c)) {
+          out.push(c);
+          continue;
+        }
+        const area = lineSearchArea(c.box, photo);
+        const regions = await textReader.regions(image, {
+          area,
+          maxSide: LINE_SEARCH_MAX_SIDE,
+          upscale: true,
+        });
+        const line = plateLine(
+          c.box,
+          regions.map((r) => r.box),
+        );
+        out.push(line ? { ...c, line } : c);
+      }
+      return out;
+    };
+    if (!readAll && selectPlates(withText, photo, rule).length > 0) return withLines(withText);
     const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
     const lines: TextRegion[] = [];
     for (const area of areas) {
@@ -271,7 +298,7 @@ export async function createPlateDetector(
       const quad = boxQuad(box);
       withText.push({ quad, box, scores: [0, 0, 0], text: { box, characters, score, reading: joined } });
     }
-    return withText;
+    return withLines(withText);
   };
 
   return {
@@ -287,6 +314,7 @@ export async function createPlateDetector(
         box: c.box,
         score: plateScore(c),
         ...(c.text && c.text.score > 0 ? { text: c.text } : {}),
+        ...(c.line ? { line: c.line } : {}),
       }));
     },
   };
@@ -312,7 +340,11 @@ function lookScale(region: Box, photo: Size): number {
  * box (the union of both outlines). Every operation that hides plates fills these.
  */
 export function plateOutlines(plates: readonly PlateDetection[]): Quad[] {
-  return plates.flatMap((p) => (p.text ? [p.quad, boxQuad(p.text.box)] : [p.quad]));
+  return plates.flatMap((p) => [
+    p.quad,
+    ...(p.text ? [boxQuad(p.text.box)] : []),
+    ...(p.line ? [boxQuad(p.line)] : []),
+  ]);
 }
 
 /** Whole pixels inside the image, at least one a side. */

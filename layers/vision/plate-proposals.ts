@@ -28,6 +28,8 @@ export interface PlateDetection {
   readonly score: number;
   /** The plate-shaped text line that confirmed it, when text did: the fill covers it too. */
   readonly text?: TextEvidence;
+  /** The plate's whole text where the detector boxed part of it: the fill covers it too. */
+  readonly line?: Box;
 }
 
 export interface DetectOptions extends LpdInputSizeOptions {

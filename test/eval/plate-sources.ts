@@ -160,9 +160,9 @@ export async function readEvidence(file: string): Promise<PhotoEvidence[]> {
     .map((l) => JSON.parse(l) as PhotoEvidence);
 }
 
-/** The fill's outline as a box: the detector's quad and, where text confirmed it, the text line. */
+/** The fill's outline as a box: the detector's quad, the text line where text confirmed it, the plate's whole line. */
 function fillBox(c: PlateCandidate): Box {
-  const boxes = c.text && c.text.score > 0 ? [c.box, c.text.box] : [c.box];
+  const boxes = [c.box, ...(c.text && c.text.score > 0 ? [c.text.box] : []), ...(c.line ? [c.line] : [])];
   const x0 = Math.min(...boxes.map((b) => b.x));
   const y0 = Math.min(...boxes.map((b) => b.y));
   const x1 = Math.max(...boxes.map((b) => b.x + b.w));

@@ -77,6 +77,8 @@ export interface PlateCandidate {
   readonly scores: readonly [number, number, number];
   /** The text read on the candidate, when it was read (only where it can change the decision). */
   readonly text?: TextEvidence;
+  /** The plate's whole text where the detector boxed part of it (`plateLine`): the fill covers it too. */
+  readonly line?: Box;
 }
 
 export interface PlateRule {
@@ -249,4 +251,60 @@ export function stacked(better: Box, weaker: Box, heights: number): boolean {
   const across = Math.min(better.x + better.w, weaker.x + weaker.w) - Math.max(better.x, weaker.x);
   const apart = Math.abs(better.y + better.h / 2 - (weaker.y + weaker.h / 2));
   return heights > 0 && across > 0 && apart <= heights * better.h;
+}
+
+/** Where text lines are looked for around a fill: this many of its widths either side, its heights above and below. */
+export const LINE_SEARCH_WIDTHS = 1.2;
+export const LINE_SEARCH_HEIGHTS = 1;
+/** That area's long side is read at this size (enlarged when smaller): plates' text lines come out 15-40 px high. */
+export const LINE_SEARCH_MAX_SIDE = 480;
+
+/** The area searched for the rest of a plate's text around a candidate's box (clipped to the photo). */
+export function lineSearchArea(box: Box, image: Size): Box {
+  const x = Math.max(0, box.x - LINE_SEARCH_WIDTHS * box.w);
+  const y = Math.max(0, box.y - LINE_SEARCH_HEIGHTS * box.h);
+  const x1 = Math.min(image.width, box.x + (1 + LINE_SEARCH_WIDTHS) * box.w);
+  const y1 = Math.min(image.height, box.y + (1 + LINE_SEARCH_HEIGHTS) * box.h);
+  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
+}
+
+/**
+ * The whole plate when the detector saw part of it: LPD-YuNet, trained on 7-character plates, often boxes
+ * half of a 10-character Indian plate ("KA03AB" of KA03AB3380). The text lines (`lines`, source pixels)
+ * that cross the box, then those on the same row that follow them across a gap of a space (under 0.6 of a
+ * line's height) and are as tall (0.7-1.4 times), joined with the box. Undefined when that adds nothing,
+ * or when the joined box is no longer a plate's (wider than `maxAspect`, or 2.5 times the box's width).
+ */
+export function plateLine(box: Box, lines: readonly Box[], maxAspect = 9): Box | undefined {
+  const overlapY = (a: Box, b: Box) => Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+  const overlapX = (a: Box, b: Box) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+  const gapX = (a: Box, b: Box) => Math.max(a.x, b.x) - Math.min(a.x + a.w, b.x + b.w);
+  const joined = lines.filter(
+    (l) => l.h <= 1.2 * box.h && overlapX(l, box) > 0 && overlapY(l, box) > 0.5 * Math.min(l.h, box.h),
+  );
+  if (joined.length === 0) return undefined;
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const l of lines) {
+      if (joined.includes(l)) continue;
+      const follows = joined.some(
+        (j) =>
+          l.h >= 0.7 * j.h &&
+          l.h <= 1.4 * j.h &&
+          overlapY(l, j) > 0.5 * Math.min(l.h, j.h) &&
+          gapX(l, j) < 0.6 * Math.min(l.h, j.h),
+      );
+      if (follows) {
+        joined.push(l);
+        grew = true;
+      }
+    }
+  }
+  const x0 = Math.min(box.x, ...joined.map((l) => l.x));
+  const x1 = Math.max(box.x + box.w, ...joined.map((l) => l.x + l.w));
+  // Across only: the box's own height already holds the plate's rows.
+  const line = { x: x0, y: box.y, w: x1 - x0, h: box.h };
+  if (line.w <= 1.1 * box.w) return undefined;
+  if (line.w / line.h > maxAspect || line.w > 2.5 * box.w) return undefined;
+  return line;
 }

@@ -8,6 +8,7 @@ import {
   outsideShare,
   PLATE_RULE,
   type PlateCandidate,
+  plateLine,
   plateScore,
   sameDetection,
   selectPlates,
@@ -176,5 +177,35 @@ describe('where text is read on a proposal', () => {
       w: 88,
       h: 24,
     });
+  });
+});
+
+describe('plateLine: the whole plate where the detector boxed part of it', () => {
+  // KA03AB 3380: the detector boxed "KA03AB"; the text detector found both words of the line.
+  const half = { x: 145, y: 284, w: 80, h: 30 };
+  const first = { x: 150, y: 288, w: 72, h: 22 };
+  const second = { x: 230, y: 288, w: 62, h: 22 };
+
+  it('reaches across to the rest of the line', () => {
+    expect(plateLine(half, [first, second])).toEqual({ x: 145, y: 284, w: 147, h: 30 });
+  });
+
+  it('adds nothing to a plate whose text lies inside its box', () => {
+    expect(plateLine(half, [first])).toBeUndefined();
+    expect(plateLine(half, [])).toBeUndefined();
+  });
+
+  it('stops at text a plate-border away, smaller or larger text, and another row', () => {
+    const farAway = { ...second, x: 222 + 30 }; // a gap over 0.6 of the line's height
+    const small = { ...second, y: 292, h: 10 };
+    const below = { ...second, x: 150, y: 330 };
+    expect(plateLine(half, [first, farAway])).toBeUndefined();
+    expect(plateLine(half, [first, small])).toBeUndefined();
+    expect(plateLine(half, [first, below])).toBeUndefined();
+  });
+
+  it('gives up when the joined box is no longer plate-shaped', () => {
+    const long = [first, ...[0, 1, 2].map((i) => ({ ...second, x: 230 + 70 * i }))];
+    expect(plateLine(half, long)).toBeUndefined();
   });
 });
