@@ -309,13 +309,7 @@ export async function createPlateDetector(
     detect,
     candidates,
     async find(image, rule = PLATE_RULE) {
-      return selectPlates(await candidates(image, { rule }), image, rule).map((c) => ({
-        quad: c.quad,
-        box: c.box,
-        score: plateScore(c),
-        ...(c.text && c.text.score > 0 ? { text: c.text } : {}),
-        ...(c.line ? { line: c.line } : {}),
-      }));
+      return selectPlates(await candidates(image, { rule }), image, rule).map(plateToFill);
     },
   };
 }
@@ -335,9 +329,21 @@ function lookScale(region: Box, photo: Size): number {
   return w > 0 ? Math.min(1, LOOK_MIN_CROP / w) : 1;
 }
 
+/** A candidate chosen for filling, with every outline the fill covers. */
+export function plateToFill(c: PlateCandidate): PlateDetection {
+  return {
+    quad: c.quad,
+    box: c.box,
+    score: plateScore(c),
+    ...(c.text && c.text.score > 0 ? { text: c.text } : {}),
+    ...(c.line ? { line: c.line } : {}),
+  };
+}
+
 /**
- * What a fill covers for each plate: the detector's quad and, where text confirmed it, the text line's
- * box (the union of both outlines). Every operation that hides plates fills these.
+ * What a fill covers for each plate: the detector's quad, the text line's box where text confirmed it, and
+ * the rest of the plate's text row where the detector boxed part of it. Every operation that hides plates
+ * fills these.
  */
 export function plateOutlines(plates: readonly PlateDetection[]): Quad[] {
   return plates.flatMap((p) => [

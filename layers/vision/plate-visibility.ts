@@ -1,8 +1,8 @@
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { PLATE_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import { PLATE_RULE, plateScore, selectPlates } from '#vision/math/plate-evidence.ts';
-import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { PLATE_RULE, selectPlates } from '#vision/math/plate-evidence.ts';
+import { type PlateDetection, type PlateDetector, plateToFill } from '#vision/plate-detector.ts';
 
 export interface PlatesOnCar {
   /** The plates to fill (the shipped rule's), on the car only. */
@@ -22,8 +22,9 @@ export async function platesOnCar(
   onCar: (box: Box) => boolean,
 ): Promise<PlatesOnCar> {
   const candidates = await detector.candidates(image);
+  // The same outlines as `plate` fills (the text line, the rest of a half-boxed plate's row).
   const plates = selectPlates(candidates, image)
-    .map((c) => ({ quad: c.quad, box: c.box, score: plateScore(c) }))
+    .map(plateToFill)
     .filter((p) => onCar(p.box));
   const cue = candidates.some(
     (c) =>
