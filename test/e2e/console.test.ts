@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser, Page } from 'playwright-core';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   api,
@@ -14,6 +13,7 @@ import {
   SHARED,
   startServer,
 } from '../integration/support/local-server.ts';
+import { eu1WithPixelatedPlate } from '../support/pixelated-plate.ts';
 import { hasChromium, launchBrowser, loopbackOnlyContext, noChromiumReason } from './browser.ts';
 
 /** `npm run screenshots` writes them into docs/img for the README; a plain test run keeps the tree clean. */
@@ -100,17 +100,8 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
   it('flags a studio result whose car still shows a plate it did not hide', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-e2e-'));
     try {
-      // The rear plate pixelated past reading: still a plate to the eye, nothing either signal confirms.
-      // (At 51x12 the text signal still reads "M5-XSX" and the plate is hidden, as it should be.)
-      const source = await readFile(plateOf('eu/eu1.jpg'));
-      const box = { left: 396, top: 340, width: 203, height: 46 };
-      const small = await sharp(source).extract(box).resize(45, 10).toBuffer();
-      const coarse = await sharp(small).resize(box.width, box.height, { kernel: 'nearest' }).toBuffer();
       const photo = path.join(dir, 'pixelated-plate.jpg');
-      await sharp(source)
-        .composite([{ input: coarse, left: box.left, top: box.top }])
-        .jpeg()
-        .toFile(photo);
+      await writeFile(photo, await eu1WithPixelatedPlate(await readFile(plateOf('eu/eu1.jpg'))));
       await openConsole(await server.createKey(20));
       await page.getByLabel('Mode').selectOption('studio_background');
       await page.getByLabel('Photos').setInputFiles(photo);

@@ -5,10 +5,10 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPackedInto } from '../../infra/support/pack.ts';
 import { eventually } from '../../support/eventually.ts';
+import { eu1WithPixelatedPlate } from '../../support/pixelated-plate.ts';
 import {
   api,
   hasShared,
@@ -133,15 +133,8 @@ describe.skipIf(!hasShared)('the first hour of a new user', () => {
 
   it('flags a plate left visible, and with --require-plate fails the job with 803 and refunds', async () => {
     // The plate pixelated: the car still shows its rear plate, but nothing the rule would fill.
-    const box = { left: 396, top: 340, width: 203, height: 46 };
-    const source = await readFile(photo);
-    const small = await sharp(source).extract(box).resize(51, 12).toBuffer();
-    const coarse = await sharp(small).resize(box.width, box.height, { kernel: 'nearest' }).toBuffer();
     const pixelated = path.join(scratch, 'pixelated.jpg');
-    await sharp(source)
-      .composite([{ input: coarse, left: box.left, top: box.top }])
-      .jpeg()
-      .toFile(pixelated);
+    await writeFile(pixelated, await eu1WithPixelatedPlate(await readFile(photo)));
 
     const flagged = await cli([
       'jobs',
