@@ -26,7 +26,13 @@ import {
   lpdInputSize,
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
-import { plateLineGroups, plateText, type TextRegion, unionBox } from '#vision/math/ocr.ts';
+import {
+  PLATE_TEXT_DEFAULTS,
+  plateLineGroups,
+  plateText,
+  type TextRegion,
+  unionBox,
+} from '#vision/math/ocr.ts';
 import {
   confirmed,
   LINE_SEARCH_MAX_SIDE,
@@ -285,7 +291,12 @@ export async function createPlateDetector(
     const distinct = lines.filter((l, i) => lines.slice(0, i).every((m) => boxIoU(l.box, m.box) < 0.7));
     const groups = plateLineGroups(distinct)
       .map((g) => ({ g, box: unionBox(g.map((r) => r.box)) }))
-      .filter(({ box }) => box.w / box.h >= 1.5 && box.w / box.h <= 9 && box.h >= 8)
+      .filter(
+        ({ box }) =>
+          box.w / box.h >= PLATE_TEXT_DEFAULTS.minAspect &&
+          box.w / box.h <= PLATE_TEXT_DEFAULTS.maxAspect &&
+          box.h >= 8,
+      )
       .slice(0, TEXT_ALONE_LINES);
     for (const { g, box } of groups) {
       const readings = [];

@@ -7,7 +7,7 @@
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
 import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
-import type { Reading } from '#vision/math/ocr.ts';
+import { PLATE_TEXT_DEFAULTS, type Reading } from '#vision/math/ocr.ts';
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
 export const PROPOSAL_FLOOR = 0.05;
@@ -59,10 +59,19 @@ export const TEXT_ALONE_LINES = 8;
  * (a detector box often clips the first or last character), clipped to the photo.
  */
 export function textReadBox(box: Box, image: Size): Box {
-  const x = Math.max(0, box.x - box.w * 0.1);
-  const y = Math.max(0, box.y - box.h * 0.2);
-  const x1 = Math.min(image.width, box.x + box.w * 1.1);
-  const y1 = Math.min(image.height, box.y + box.h * 1.2);
+  return grownWithin(box, image, 0.1, 0.2);
+}
+
+/**
+ * `box` grown by `across` of its width on each side and `down` of its height above and below, clipped to
+ * the image, at least a pixel a side. Fractional: the reader rounds its crop outward itself, and the box
+ * stays the outline the fill covers. (main-subject.ts `expandBox` rounds to whole pixels: a crop's box.)
+ */
+function grownWithin(box: Box, image: Size, across: number, down: number): Box {
+  const x = Math.max(0, box.x - box.w * across);
+  const y = Math.max(0, box.y - box.h * down);
+  const x1 = Math.min(image.width, box.x + box.w * (1 + across));
+  const y1 = Math.min(image.height, box.y + box.h * (1 + down));
   return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
 }
 
@@ -254,18 +263,14 @@ export function stacked(better: Box, weaker: Box, heights: number): boolean {
 }
 
 /** Where text lines are looked for around a fill: this many of its widths either side, its heights above and below. */
-export const LINE_SEARCH_WIDTHS = 1.2;
-export const LINE_SEARCH_HEIGHTS = 1;
+const LINE_SEARCH_WIDTHS = 1.2;
+const LINE_SEARCH_HEIGHTS = 1;
 /** That area's long side is read at this size (enlarged when smaller): plates' text lines come out 15-40 px high. */
 export const LINE_SEARCH_MAX_SIDE = 480;
 
 /** The area searched for the rest of a plate's text around a candidate's box (clipped to the photo). */
 export function lineSearchArea(box: Box, image: Size): Box {
-  const x = Math.max(0, box.x - LINE_SEARCH_WIDTHS * box.w);
-  const y = Math.max(0, box.y - LINE_SEARCH_HEIGHTS * box.h);
-  const x1 = Math.min(image.width, box.x + (1 + LINE_SEARCH_WIDTHS) * box.w);
-  const y1 = Math.min(image.height, box.y + (1 + LINE_SEARCH_HEIGHTS) * box.h);
-  return { x, y, w: Math.max(1, x1 - x), h: Math.max(1, y1 - y) };
+  return grownWithin(box, image, LINE_SEARCH_WIDTHS, LINE_SEARCH_HEIGHTS);
 }
 
 /**
@@ -273,9 +278,10 @@ export function lineSearchArea(box: Box, image: Size): Box {
  * half of a 10-character Indian plate ("KA03AB" of KA03AB3380). The text lines (`lines`, source pixels)
  * that cross the box, then those on the same row that follow them across a gap of a space (under 0.6 of a
  * line's height) and are as tall (0.7-1.4 times), joined with the box. Undefined when that adds nothing,
- * or when the joined box is no longer a plate's (wider than `maxAspect`, or 2.5 times the box's width).
+ * or when the joined box is no longer a plate's (wider than a plate's text line, `PLATE_TEXT_DEFAULTS`, or
+ * 2.5 times the box's width).
  */
-export function plateLine(box: Box, lines: readonly Box[], maxAspect = 9): Box | undefined {
+export function plateLine(box: Box, lines: readonly Box[]): Box | undefined {
   const overlapY = (a: Box, b: Box) => Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
   const overlapX = (a: Box, b: Box) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
   const gapX = (a: Box, b: Box) => Math.max(a.x, b.x) - Math.min(a.x + a.w, b.x + b.w);
@@ -305,6 +311,6 @@ export function plateLine(box: Box, lines: readonly Box[], maxAspect = 9): Box |
   // Across only: the box's own height already holds the plate's rows.
   const line = { x: x0, y: box.y, w: x1 - x0, h: box.h };
   if (line.w <= 1.1 * box.w) return undefined;
-  if (line.w / line.h > maxAspect || line.w > 2.5 * box.w) return undefined;
+  if (line.w / line.h > PLATE_TEXT_DEFAULTS.maxAspect || line.w > 2.5 * box.w) return undefined;
   return line;
 }
