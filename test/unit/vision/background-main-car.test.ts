@@ -1,12 +1,11 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import type { JobParams } from '#core/jobs/job.ts';
-import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { isolateMainCar } from '#vision/operations/main-car.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
+import { boxesPng, carsAt, paintedMatte, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
 
 // A street scene 240 x 120: the main car (red) in the middle, a parked car (blue) at the right edge,
 // joined to it at bumper height, as ISNet often returns a row of parked cars.
@@ -16,33 +15,19 @@ const W = 240;
 const H = 120;
 
 const scene = () =>
-  sharp({ create: { width: W, height: H, channels: 3, background: '#707070' } })
-    .composite([
-      {
-        input: { create: { width: MAIN.w, height: MAIN.h, channels: 3, background: '#c00000' } },
-        left: MAIN.x,
-        top: MAIN.y,
-      },
-      {
-        input: { create: { width: NEIGHBOUR.w, height: NEIGHBOUR.h, channels: 3, background: '#0000c0' } },
-        left: NEIGHBOUR.x,
-        top: NEIGHBOUR.y,
-      },
-    ])
-    .png()
-    .toBuffer();
+  boxesPng({ width: W, height: H }, '#707070', [
+    { box: MAIN, colour: '#c00000' },
+    { box: NEIGHBOUR, colour: '#0000c0' },
+  ]);
 
-/** Foreground on both cars and on the bumper-height strip between them, at the image's size. */
-const paintScene = async (image: { width: number; height: number }): Promise<Matte> => {
-  const alpha = new Uint8Array(image.width * image.height);
-  const paint = (b: Box) => {
-    for (let y = b.y; y < b.y + b.h; y++) alpha.fill(255, y * image.width + b.x, y * image.width + b.x + b.w);
-  };
-  paint(MAIN);
-  paint(NEIGHBOUR);
-  paint({ x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 });
-  return { width: image.width, height: image.height, alpha } satisfies Matte;
-};
+/** Both cars and the bumper-height strip between them, as ISNet returns a row of parked cars. */
+const JOINED = [MAIN, NEIGHBOUR, { x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 }].map(
+  (box) => ({ box, alpha: 255 }),
+);
+
+/** Foreground on both cars and on the strip between them, at the image's size. */
+const paintScene = async (image: { width: number; height: number }): Promise<Matte> =>
+  paintedMatte(image, JOINED);
 const segmenter: Segmenter = {
   modelVersion: 'fake',
   segment: paintScene,
@@ -53,19 +38,11 @@ const segmenter: Segmenter = {
     return matte;
   },
 };
-const cars: ObjectDetector = {
-  modelVersion: 'fake',
-  detect: async () => [
-    { classId: 2, score: 0.8, box: MAIN },
-    { classId: 2, score: 0.9, box: NEIGHBOUR },
-  ],
-};
-const params: Pick<JobParams, 'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly'> = {
-  background: 'studio',
-  plateColor: '#141414',
-  plateSmoothing: true,
-  plateMaskOnly: false,
-};
+const cars = carsAt([
+  { box: MAIN, score: 0.8 },
+  { box: NEIGHBOUR, score: 0.9 },
+]);
+const params = STUDIO_PARAMS;
 
 const rgb = async (png: Buffer, x: number, y: number) => {
   const { data, info } = await sharp(png).raw().toBuffer({ resolveWithObject: true });
@@ -94,15 +71,8 @@ describe('isolateMainCar on a matte at the model size', () => {
     // ISNet's matte covers the whole photo at 1024 x 1024 whatever its shape: here 2x wide, 4x tall.
     const sx = 2;
     const sy = 4;
-    const alpha = new Uint8Array(W * sx * H * sy);
-    const paint = (b: Box) => {
-      for (let y = b.y * sy; y < (b.y + b.h) * sy; y++)
-        alpha.fill(255, y * W * sx + b.x * sx, y * W * sx + (b.x + b.w) * sx);
-    };
-    paint(MAIN);
-    paint(NEIGHBOUR);
-    paint({ x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - MAIN.x - MAIN.w, h: 6 });
-    const matte: Matte = { width: W * sx, height: H * sy, alpha };
+    const matte = paintedMatte({ width: W, height: H }, JOINED, { x: sx, y: sy });
+    const { alpha } = matte;
     const image = {
       width: W,
       height: H,

@@ -1,12 +1,12 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { MaskFailedError } from '#core/errors.ts';
-import type { JobParams } from '#core/jobs/job.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
+import { boxesPng, carsAt, paintedMatte, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
 
 // A car's rear at night filling a 240 x 120 frame, as ISNet sees it (the Romanian night frames): sure of
 // the two lit lamps only, the body at alpha 50. NanoDet boxes a small car at the side, not this one.
@@ -15,44 +15,22 @@ const H = 120;
 const BODY: Box = { x: 30, y: 20, w: 180, h: 90 };
 const SIDE_CAR: Box = { x: 2, y: 40, w: 20, h: 15 };
 
-const night = () =>
-  sharp({ create: { width: W, height: H, channels: 3, background: '#100008' } })
-    .composite([
-      {
-        input: { create: { width: BODY.w, height: BODY.h, channels: 3, background: '#302028' } },
-        left: BODY.x,
-        top: BODY.y,
-      },
-    ])
-    .png()
-    .toBuffer();
+const night = () => boxesPng({ width: W, height: H }, '#100008', [{ box: BODY, colour: '#302028' }]);
 
-const faintMatte = async (image: { width: number; height: number }): Promise<Matte> => {
-  const alpha = new Uint8Array(image.width * image.height);
-  const paint = (b: Box, v: number) => {
-    for (let y = b.y; y < b.y + b.h; y++) alpha.fill(v, y * image.width + b.x, y * image.width + b.x + b.w);
-  };
-  paint(BODY, 50);
-  paint({ x: 50, y: 50, w: 6, h: 6 }, 255);
-  paint({ x: 184, y: 50, w: 6, h: 6 }, 255);
-  return { width: image.width, height: image.height, alpha };
-};
+const faintMatte = async (image: { width: number; height: number }): Promise<Matte> =>
+  paintedMatte(image, [
+    { box: BODY, alpha: 50 },
+    { box: { x: 50, y: 50, w: 6, h: 6 }, alpha: 255 },
+    { box: { x: 184, y: 50, w: 6, h: 6 }, alpha: 255 },
+  ]);
 const segmenter: Segmenter = {
   modelVersion: 'fake',
   segment: faintMatte,
   modelMatte: faintMatte,
   toPhotoSize: async (matte) => matte,
 };
-const detector = (boxes: readonly Box[]): ObjectDetector => ({
-  modelVersion: 'fake',
-  detect: async () => boxes.map((box) => ({ classId: 2, score: 0.8, box })),
-});
-const params: Pick<JobParams, 'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly'> = {
-  background: 'studio',
-  plateColor: '#141414',
-  plateSmoothing: true,
-  plateMaskOnly: false,
-};
+const detector = (boxes: readonly Box[]): ObjectDetector => carsAt(boxes.map((box) => ({ box })));
+const params = STUDIO_PARAMS;
 
 describe('replaceBackground on a car seen only faintly', () => {
   it('cuts out the car’s rear at night instead of refusing it with "no foreground"', async () => {
