@@ -164,8 +164,7 @@ export async function recordPhoto(
     },
   };
   const levels = await openSource(await readFile(path.join(evalDir, file)));
-  const { matte, car } = await mainCarCutout({ segmenter: recording, cars }, levels, levels.atScale(1));
-  const stats = matteStats(matte);
+  const { stats, car } = await mainCarCutout({ segmenter: recording, cars }, levels, levels.atScale(1));
   const verdict = usableMatte(stats);
   const rawMatte = raw as Matte | null;
   if (rawMatte) {

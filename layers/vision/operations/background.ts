@@ -93,8 +93,10 @@ export async function replaceBackground(
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
   const levels = await openSource(source);
   const whole = levels.atScale(1);
-  let [image, { matte, car, ownAlpha }] = await Promise.all([whole, mainCarCutout(deps, levels, whole)]);
-  let stats = matteStats(matte);
+  let [image, { matte, stats, car, ownAlpha }] = await Promise.all([
+    whole,
+    mainCarCutout(deps, levels, whole),
+  ]);
   assertUsableMatte(stats);
 
   let plates: PlateDetection[] = [];

@@ -8,7 +8,7 @@ import {
   type MainSubjectResult,
   mainCarChoice,
 } from '#vision/math/main-subject.ts';
-import { FOREGROUND, type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
+import { FOREGROUND, type Matte, type MatteStats, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { refineMatte } from '#vision/refine.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
@@ -58,8 +58,9 @@ export async function isolateMainCar(
  *    JPEG is decoded at 1/2 in its IDCT, a PNG whole);
  * 2. ISNet's matte of it at the model's resolution (1024 x 1024 over the whole photo), islands cleared;
  * 3. with `cars`, reduced there to the main car (`isolateMainCar`), NanoDet looking at the same copy; when
- *    that leaves no usable foreground and NanoDet saw a vehicle, the faint car of the segmenter's own
- *    matte instead (`faintCarMatte`: at night ISNet is sure of the lamps only);
+ *    that leaves no usable foreground, there or once at the photo's size, and NanoDet saw a vehicle, the
+ *    faint car of the segmenter's own matte instead (`faintCarMatte`: at night ISNet is sure of the lamps
+ *    only);
  * 4. upscaled once to the photo's size and feathered.
  * So nothing at the photo's size is made for the models: no full-size decode, no cleanup over 12 MP.
  */
@@ -80,25 +81,36 @@ export async function mainCarCutout(
   deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
   source: SourceLevels,
   whole?: Promise<DecodedImage>,
-): Promise<{ matte: Matte; car: MainCar | null; ownAlpha: boolean }> {
+): Promise<{ matte: Matte; stats: MatteStats; car: MainCar | null; ownAlpha: boolean }> {
   const preview = await source.atScale(Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height)));
   // A PNG has no shrink-on-load: its preview is the whole photo, alpha included.
   const own = preview.width === source.width ? alphaCutout(preview) : null;
-  if (own) return { matte: own, car: null, ownAlpha: true };
-  let small = await deps.segmenter.modelMatte(preview);
+  if (own) return { matte: own, stats: matteStats(own), car: null, ownAlpha: true };
+  const small = await deps.segmenter.modelMatte(preview);
   const segmented = deps.cars ? { ...small, alpha: Uint8Array.from(small.alpha) } : null;
   const car = deps.cars ? await isolateMainCar(deps.cars, preview, small) : null;
-  if (car && segmented && !usableMatte(matteStats(small)).ok) {
-    // "No foreground" with a vehicle in the photo: a car the segmenter saw only faintly (at night).
+  const atPhotoSize = async (matte: Matte) => {
+    const coarse = await deps.segmenter.toPhotoSize(matte, source.width, source.height);
+    return whole ? refineMatte(matte, await whole, coarse) : coarse;
+  };
+  // "No foreground" with a vehicle in the photo: a car the segmenter saw only faintly (at night).
+  const faint = () => {
+    if (!car || !segmented) return null;
     const sx = small.width / preview.width;
     const sy = small.height / preview.height;
     const boxes = car.vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
-    const faint = faintCarMatte(segmented, boxes);
-    if (faint && usableMatte(matteStats(faint)).ok) small = faint;
-  }
-  const coarse = await deps.segmenter.toPhotoSize(small, source.width, source.height);
-  if (!whole) return { matte: coarse, car, ownAlpha: false };
-  return { matte: await refineMatte(small, await whole, coarse), car, ownAlpha: false };
+    const matte = faintCarMatte(segmented, boxes);
+    return matte && usableMatte(matteStats(matte)).ok ? matte : null;
+  };
+  const done = (matte: Matte, stats = matteStats(matte)) => ({ matte, stats, car, ownAlpha: false });
+  if (!usableMatte(matteStats(small)).ok) return done(await atPhotoSize(faint() ?? small));
+  const matte = await atPhotoSize(small);
+  // The operations judge the matte at the photo's size, where the upscale and the refinement move its
+  // coverage by a fraction of a percent: a model matte just over the 1% bar can come out just under it.
+  const stats = matteStats(matte);
+  if (usableMatte(stats).ok) return done(matte, stats);
+  const fallback = faint();
+  return fallback ? done(await atPhotoSize(fallback)) : done(matte, stats);
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   outputSize,
 } from '#vision/image-io.ts';
 import type { Quad } from '#vision/math/geometry.ts';
-import { assertUsableMatte, type Matte, matteStats } from '#vision/math/matte.ts';
+import { assertUsableMatte, type Matte } from '#vision/math/matte.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
@@ -153,8 +153,8 @@ export async function backgroundMaskOperation(
   const cars = await carDetector(models);
   // The same matte `background` composites with: refined along the photo's edges at full size.
   const levels = await openSource(input.source);
-  const { matte } = await mainCarCutout({ segmenter, cars }, levels, levels.atScale(1));
-  assertUsableMatte(matteStats(matte));
+  const { matte, stats } = await mainCarCutout({ segmenter, cars }, levels, levels.atScale(1));
+  assertUsableMatte(stats);
   return {
     files: [await maskFile('background_mask', matte, input.params)],
     modelVersion: { segmenter: segmenter.modelVersion, car_detector: cars.modelVersion },

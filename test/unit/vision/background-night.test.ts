@@ -2,9 +2,11 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { MaskFailedError } from '#core/errors.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
+import { openSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import type { Matte } from '#vision/math/matte.ts';
+import { type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
+import { mainCarCutout } from '#vision/operations/main-car.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 import { boxesPng, carsAt, paintedMatte, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
 
@@ -32,7 +34,7 @@ const segmenter: Segmenter = {
 const detector = (boxes: readonly Box[]): ObjectDetector => carsAt(boxes.map((box) => ({ box })));
 const params = STUDIO_PARAMS;
 
-describe('replaceBackground on a car seen only faintly', () => {
+describe('background on a car seen only faintly', () => {
   it('cuts out the car’s rear at night instead of refusing it with "no foreground"', async () => {
     const result = await replaceBackground(
       { segmenter, cars: detector([SIDE_CAR]) },
@@ -48,5 +50,48 @@ describe('replaceBackground on a car seen only faintly', () => {
   it('still refuses (802) when no vehicle was seen: no cut-out is invented', async () => {
     const attempt = replaceBackground({ segmenter, cars: detector([]) }, await night(), params, null);
     await expect(attempt).rejects.toBeInstanceOf(MaskFailedError);
+  });
+
+  it('cuts out a car whose sure part clears the 1% bar in the model matte but not at the photo size', async () => {
+    // Two 13 x 12 lamps (1.08% of the frame) over a faint body; the upscale to the photo's size takes two
+    // pixels off every edge of the sure part (0.50%): a us street photo went from just over 1% to 0.9% so.
+    const lamps = async (image: { width: number; height: number }): Promise<Matte> =>
+      paintedMatte(image, [
+        { box: BODY, alpha: 50 },
+        { box: { x: 50, y: 50, w: 13, h: 12 }, alpha: 255 },
+        { box: { x: 177, y: 50, w: 13, h: 12 }, alpha: 255 },
+      ]);
+    const eroding: Segmenter = {
+      modelVersion: 'fake',
+      segment: lamps,
+      modelMatte: lamps,
+      toPhotoSize: async ({ width, height, alpha }) => {
+        // A 5 x 5 minimum filter: every edge moves two pixels inwards.
+        const out = new Uint8Array(alpha.length);
+        for (let y = 0; y < height; y++)
+          for (let x = 0; x < width; x++) {
+            let least = 255;
+            for (let dy = -2; dy <= 2; dy++)
+              for (let dx = -2; dx <= 2; dx++) {
+                const v =
+                  alpha[
+                    Math.min(height - 1, Math.max(0, y + dy)) * width +
+                      Math.min(width - 1, Math.max(0, x + dx))
+                  ]!;
+                least = Math.min(least, v);
+              }
+            out[y * width + x] = least;
+          }
+        return { width, height, alpha: out };
+      },
+    };
+    // Without the photo (no refinement) the upscale is the last word on the matte.
+    const { matte } = await mainCarCutout(
+      { segmenter: eroding, cars: detector([SIDE_CAR]) },
+      await openSource(await night()),
+    );
+    expect(usableMatte(matteStats(matte)).ok).toBe(true);
+    expect(matte.alpha[90 * W + 120]).toBe(255); // the body below the lamps
+    expect(matte.alpha[5 * W + 5]).toBe(0); // the night sky
   });
 });
