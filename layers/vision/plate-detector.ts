@@ -40,6 +40,7 @@ import {
   LOOK_WIDTH,
   lineSearchArea,
   lookRegion,
+  MERGE_IOU,
   mayReach,
   PLATE_RULE,
   type PlateCandidate,
@@ -258,10 +259,12 @@ export async function createPlateDetector(
     // The whole plate where the detector saw part of it: only for what is filled (every candidate when
     // all is read), since the outline changes no decision.
     const withLines = async (found: PlateCandidate[]): Promise<PlateCandidate[]> => {
-      const filled = new Set(readAll ? found : selectPlates(found, photo, rule));
+      const chosen = readAll ? found : selectPlates(found, photo, rule);
+      // A chosen plate merged from several candidates keeps the lines of each (`mergeCandidates`).
+      const filled = (c: PlateCandidate) => chosen.some((p) => p === c || boxIoU(p.box, c.box) >= MERGE_IOU);
       const out: PlateCandidate[] = [];
       for (const c of found) {
-        if (!filled.has(c)) {
+        if (!filled(c)) {
           out.push(c);
           continue;
         }

@@ -7,7 +7,7 @@
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
 import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
-import { PLATE_TEXT_DEFAULTS, type Reading } from '#vision/math/ocr.ts';
+import { PLATE_TEXT_DEFAULTS, type Reading, unionBox } from '#vision/math/ocr.ts';
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
 export const PROPOSAL_FLOOR = 0.05;
@@ -94,9 +94,10 @@ export interface PlateRule {
   /** Geometric mean of the three scores at or above which a candidate is a plate. */
   readonly threshold: number;
   /**
-   * Boxes narrower than this many times their height are not filled: wheel rims and badges are
-   * near-square. No plate standard is under 1.9:1 (US 2:1, EU 4.7:1, BR 3.1:1), but a US plate seen
-   * from above and rolled a little has a box of 1.4:1, so the bound stays well below the standards.
+   * Boxes narrower than this many times their height are not filled: a tall box is a sign or a badge.
+   * Two-row plates (Indian 340x200 mm, EU square plates 280-340 x 200) come out of LPD-YuNet with boxes
+   * of 1:1 once the look adds its margin, so the bound sits under 1:1. Wheel rims and badges are
+   * near-square too; the close looks keep them under the threshold (the best of 733 eval photos: 0.34).
    */
   readonly minAspect: number;
   /**
@@ -133,7 +134,7 @@ export interface PlateRule {
  */
 export const PLATE_RULE: PlateRule = {
   threshold: 0.4,
-  minAspect: 1.2,
+  minAspect: 0.9,
   maxOutside: 0.25,
   stackedWithin: 3,
   textConfirms: 0.7,
@@ -195,29 +196,36 @@ export function isPlate(candidate: PlateCandidate, image: Size, rule: PlateRule 
   );
 }
 
+/** Candidates whose boxes overlap this much (IoU) are one object (`mergeCandidates`). */
+export const MERGE_IOU = 0.5;
+
 /**
- * Proposals whose close looks land on the same place (IoU >= 0.5) are one object: each look's best
+ * Proposals whose close looks land on the same place (IoU >= MERGE_IOU) are one object: each look's best
  * score counts, and the corners are those of the best close look. A plate the whole-photo pass saw
- * twice, once well placed and once well scored, is judged on both.
+ * twice, once well placed and once well scored, is judged on both. The fill covers every plate line
+ * found around them, and the longer of two equally sure readings.
  */
 export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCandidate[] {
   const groups: PlateCandidate[][] = [];
   for (const c of candidates) {
-    const group = groups.find((g) => g.some((m) => boxIoU(m.box, c.box) >= 0.5));
+    const group = groups.find((g) => g.some((m) => boxIoU(m.box, c.box) >= MERGE_IOU));
     if (group) group.push(c);
     else groups.push([c]);
   }
   return groups.map((g) => {
     if (g.length === 1) return g[0]!;
-    const best = g.reduce((a, b) => (b.scores[1] > a.scores[1] ? b : a));
+    const best = g.reduce((a, b) => ((b.scores[1] - a.scores[1] || byRank(a, b)) > 0 ? b : a));
     const max = (i: number) => Math.max(...g.map((m) => m.scores[i]!));
     const texts = g.flatMap((m) => (m.text ? [m.text] : []));
-    const text = texts.length > 0 ? texts.reduce((a, b) => (b.score > a.score ? b : a)) : undefined;
+    const text = texts.length > 0 ? texts.reduce((a, b) => (longerReading(a, b) > 0 ? b : a)) : undefined;
+    // Each look that found the whole plate's text row found the same row: the fill covers all of them.
+    const lines = g.flatMap((m) => (m.line ? [m.line] : []));
     return {
       quad: best.quad,
       box: best.box,
       scores: [max(0), max(1), max(2)] as const,
       ...(text ? { text } : {}),
+      ...(lines.length > 0 ? { line: unionBox(lines) } : {}),
     };
   });
 }
@@ -243,7 +251,7 @@ function pickPlates(candidates: readonly PlateCandidate[], image: Size, rule: Pl
   const kept: PlateCandidate[] = [];
   const sorted = mergeCandidates(candidates)
     .filter((c) => isPlate(c, image, rule))
-    .sort((a, b) => rank(b) - rank(a));
+    .sort(byRank);
   for (const c of sorted) {
     if (kept.every((k) => boxIoU(k.box, c.box) <= 0.3 && !stacked(k.box, c.box, rule.stackedWithin))) {
       kept.push(c);
@@ -252,14 +260,32 @@ function pickPlates(candidates: readonly PlateCandidate[], image: Size, rule: Pl
   return kept;
 }
 
-/** Best first: the detector's score, a text reading breaking ties (text-only candidates come last). */
-const rank = (c: PlateCandidate) => plateScore(c) + (c.text?.score ?? 0) * 1e-3;
+/**
+ * Best first: the detector's score, then the text reading's (text-only candidates come last), then the
+ * longer reading: of two text lines read alike, "UP80CR" (both rows of a plate) is more of it than "UP80".
+ */
+function byRank(a: PlateCandidate, b: PlateCandidate): number {
+  return plateScore(b) - plateScore(a) || longerReading(a.text, b.text);
+}
 
-/** Whether `weaker` lies in `better`'s column, its centre within `heights` of `better`'s heights. */
+/** Positive when `b` is the better reading: a higher score, then more characters. */
+function longerReading(a: TextEvidence | undefined, b: TextEvidence | undefined): number {
+  return (b?.score ?? 0) - (a?.score ?? 0) || (b?.characters.length ?? 0) - (a?.characters.length ?? 0);
+}
+
+/**
+ * Whether `weaker` lies in `better`'s column, its centre within `heights` of `better`'s heights. Two boxes
+ * side by side on one row, their spans across overlapping by less than half the narrower, are the halves
+ * of one plate's text (LPD-YuNet boxed "KA03AB" and "AB3380" of KA03AB3380), not a sign under a plate.
+ */
 export function stacked(better: Box, weaker: Box, heights: number): boolean {
-  const across = Math.min(better.x + better.w, weaker.x + weaker.w) - Math.max(better.x, weaker.x);
+  const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.min(a1, b1) - Math.max(a0, b0);
+  const across = overlap(better.x, better.x + better.w, weaker.x, weaker.x + weaker.w);
+  const down = overlap(better.y, better.y + better.h, weaker.y, weaker.y + weaker.h);
+  const sideBySide =
+    down >= 0.5 * Math.min(better.h, weaker.h) && across < 0.5 * Math.min(better.w, weaker.w);
   const apart = Math.abs(better.y + better.h / 2 - (weaker.y + weaker.h / 2));
-  return heights > 0 && across > 0 && apart <= heights * better.h;
+  return heights > 0 && across > 0 && !sideBySide && apart <= heights * better.h;
 }
 
 /** Where text lines are looked for around a fill: this many of its widths either side, its heights above and below. */

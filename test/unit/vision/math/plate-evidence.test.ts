@@ -38,11 +38,17 @@ describe('plate evidence', () => {
     expect(isPlate(small, photo)).toBe(true);
   });
 
-  it('does not fill a near-square shape, whatever its scores (a wheel rim, a badge)', () => {
-    const rim = candidate({ x: 200, y: 500, w: 80, h: 80 }, [0.9, 0.9, 0.9]);
+  it('does not fill a box taller than wide, whatever its scores (a sign, a badge)', () => {
+    const tall = candidate({ x: 200, y: 500, w: 70, h: 80 }, [0.9, 0.9, 0.9]);
     const plate = candidate({ x: 200, y: 500, w: 120, h: 60 }, [0.9, 0.9, 0.9]);
-    expect(isPlate(rim, photo)).toBe(false);
+    expect(isPlate(tall, photo)).toBe(false);
     expect(isPlate(plate, photo)).toBe(true);
+  });
+
+  it('fills a two-row plate, whose box comes out square (Indian N107: 134x136, every look at 0.99)', () => {
+    const twoRows = candidate({ x: 217, y: 166, w: 134, h: 136 }, [1, 1, 0.99]);
+    expect(isPlate(twoRows, photo)).toBe(true);
+    expect(isPlate(twoRows, photo, { ...PLATE_RULE, minAspect: 1.2 })).toBe(false);
   });
 
   it('does not fill a box that lies mostly beyond the frame (a sign cut by the top edge)', () => {
@@ -100,6 +106,30 @@ describe('mergeCandidates', () => {
     expect(isPlate(merged!, big)).toBe(true);
   });
 
+  it('keeps the plate line of every candidate merged, and the longer of two equally sure readings', () => {
+    const reading = (text: string) => ({
+      box: { x: 228, y: 103, w: 132, h: text.length > 4 ? 62 : 31 },
+      characters: text,
+      score: 0.91,
+      reading: { text, confidence: 0.91 },
+    });
+    const topRow = { ...candidate({ x: 228, y: 103, w: 132, h: 31 }, [0, 0, 0]), text: reading('UP80') };
+    const bothRows = { ...candidate({ x: 228, y: 103, w: 132, h: 62 }, [0, 0, 0]), text: reading('UP80CR') };
+    const [merged] = mergeCandidates([topRow, bothRows]);
+    expect(merged!.box).toEqual(bothRows.box);
+    expect(merged!.text!.characters).toBe('UP80CR');
+
+    const left = {
+      ...candidate({ x: 166, y: 205, w: 173, h: 58 }, [0.64, 0.19, 0.19]),
+      line: { x: 149, y: 205, w: 224, h: 58 },
+    };
+    const right = {
+      ...candidate({ x: 180, y: 210, w: 151, h: 51 }, [0.62, 0.28, 0.11]),
+      line: { x: 151, y: 210, w: 230, h: 51 },
+    };
+    expect(mergeCandidates([left, right])[0]!.line).toEqual({ x: 149, y: 205, w: 232, h: 58 });
+  });
+
   it('leaves apart candidates on different places', () => {
     const a = candidate({ x: 100, y: 100, w: 100, h: 30 }, [0.5, 0.5, 0.5]);
     const b = candidate({ x: 160, y: 100, w: 100, h: 30 }, [0.9, 0.9, 0.9]);
@@ -123,6 +153,23 @@ describe('stacking gate', () => {
     expect(selectPlates([plate, beside], photo)).toEqual([beside, plate]);
     expect(stacked(plate.box, { ...sign.box, y: 420 + 18 + 3 * 36 + 1 - 15.5 }, 3)).toBe(false);
     expect(stacked(plate.box, { ...sign.box, y: 420 + 18 + 3 * 36 - 1 - 15.5 }, 3)).toBe(true);
+  });
+
+  it('fills both halves of one plate that the detector boxed apart on its row (KA03AB | AB3380)', () => {
+    const first = candidate({ x: 146, y: 284, w: 81, h: 30 }, [0.77, 0.63, 0.35]);
+    const rest = {
+      ...candidate({ x: 219, y: 295, w: 73, h: 27 }, [0.21, 0.38, 0.33]),
+      text: {
+        box: { x: 212, y: 289, w: 87, h: 38 },
+        characters: 'AB3380',
+        score: 0.99,
+        reading: { text: 'AB3380', confidence: 0.99 },
+      },
+    };
+    expect(stacked(first.box, rest.box, 3)).toBe(false);
+    expect(selectPlates([first, rest], photo)).toEqual([first, rest]);
+    // The same box under the plate, most of its width in the plate's column, is a sign.
+    expect(stacked(first.box, { ...rest.box, x: 150, y: 330 }, 3)).toBe(true);
   });
 });
 
