@@ -21,7 +21,14 @@ import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { openSource } from '#vision/image-io.ts';
-import { type Box, boxIoU, type Size } from '#vision/math/geometry.ts';
+import {
+  type Box,
+  boundingBox,
+  boxIoU,
+  overlapAcross,
+  overlapDown,
+  type Size,
+} from '#vision/math/geometry.ts';
 import { type PlateTextOptions, plateText } from '#vision/math/ocr.ts';
 import {
   PLATE_RULE,
@@ -31,6 +38,7 @@ import {
 } from '#vision/math/plate-evidence.ts';
 import type { ModelCache } from '#vision/models.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
+import { plateOutlines, plateToFill } from '#vision/plate-detector.ts';
 import { wilson } from './analysis.ts';
 
 const DAMAGE_COST = 2;
@@ -161,14 +169,9 @@ export async function readEvidence(file: string): Promise<PhotoEvidence[]> {
     .map((l) => JSON.parse(l) as PhotoEvidence);
 }
 
-/** The fill's outline as a box: the detector's quad, the text line where text confirmed it, the plate's whole line. */
+/** The box around what the service fills for this candidate (`plateOutlines`, as every operation fills). */
 function fillBox(c: PlateCandidate): Box {
-  const boxes = [c.box, ...(c.text && c.text.score > 0 ? [c.text.box] : []), ...(c.line ? [c.line] : [])];
-  const x0 = Math.min(...boxes.map((b) => b.x));
-  const y0 = Math.min(...boxes.map((b) => b.y));
-  const x1 = Math.max(...boxes.map((b) => b.x + b.w));
-  const y1 = Math.max(...boxes.map((b) => b.y + b.h));
-  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  return boundingBox(plateOutlines([plateToFill(c)]).flat());
 }
 
 function covers(fill: Box, label: Box): boolean {
@@ -179,11 +182,9 @@ function covers(fill: Box, label: Box): boolean {
 }
 
 function intersection(a: Box, b: Box): Box | null {
-  const x = Math.max(a.x, b.x);
-  const y = Math.max(a.y, b.y);
-  const w = Math.min(a.x + a.w, b.x + b.w) - x;
-  const h = Math.min(a.y + a.h, b.y + b.h) - y;
-  return w > 0 && h > 0 ? { x, y, w, h } : null;
+  const w = overlapAcross(a, b);
+  const h = overlapDown(a, b);
+  return w > 0 && h > 0 ? { x: Math.max(a.x, b.x), y: Math.max(a.y, b.y), w, h } : null;
 }
 
 /**

@@ -36,9 +36,15 @@ export function boundingBox(points: readonly Point[]): Box {
 
 export const quadBoundingBox = (quad: Quad): Box => boundingBox(quad);
 
+/** How far two boxes' spans across overlap; negative: the gap between them. */
+export const overlapAcross = (a: Box, b: Box): number => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
+
+/** How far two boxes' spans down overlap; negative: the gap between them. */
+export const overlapDown = (a: Box, b: Box): number => Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+
 export function boxIoU(a: Box, b: Box): number {
-  const iw = Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
-  const ih = Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
+  const iw = overlapAcross(a, b);
+  const ih = overlapDown(a, b);
   if (iw <= 0 || ih <= 0) return 0;
   const inter = iw * ih;
   const union = a.w * a.h + b.w * b.h - inter;

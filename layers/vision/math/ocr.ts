@@ -4,7 +4,7 @@
  * post-processing), the recogniser's per-column class probabilities into text (CTC greedy decoding),
  * and how much a read text region looks like a license plate.
  */
-import type { Box, Size } from '#vision/math/geometry.ts';
+import { type Box, overlapAcross, type Size } from '#vision/math/geometry.ts';
 
 /** ImageNet mean and std (RGB, 0..1): the detector's normalisation (PaddleOCR NormalizeImage). */
 export const OCR_DET_MEAN = [0.485, 0.456, 0.406] as const;
@@ -247,7 +247,7 @@ export function plateLineGroups(regions: readonly TextRegion[]): TextRegion[][] 
   for (const a of regions) {
     for (const b of regions) {
       if (a === b || b.box.y <= a.box.y) continue;
-      const across = Math.min(a.box.x + a.box.w, b.box.x + b.box.w) - Math.max(a.box.x, b.box.x);
+      const across = overlapAcross(a.box, b.box);
       const gap = b.box.y - (a.box.y + a.box.h);
       if (across >= 0.5 * Math.min(a.box.w, b.box.w) && gap < 0.5 * Math.min(a.box.h, b.box.h)) {
         groups.push([a, b]);

@@ -6,7 +6,7 @@
  * as it is and once mirrored. A plate scores well in all three looks; a sign or a sticker seldom does in
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
-import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
+import { type Box, boxIoU, overlapAcross, overlapDown, type Quad, type Size } from '#vision/math/geometry.ts';
 import { PLATE_TEXT_DEFAULTS, type Reading, unionBox } from '#vision/math/ocr.ts';
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
@@ -279,9 +279,8 @@ function longerReading(a: TextEvidence | undefined, b: TextEvidence | undefined)
  * of one plate's text (LPD-YuNet boxed "KA03AB" and "AB3380" of KA03AB3380), not a sign under a plate.
  */
 export function stacked(better: Box, weaker: Box, heights: number): boolean {
-  const overlap = (a0: number, a1: number, b0: number, b1: number) => Math.min(a1, b1) - Math.max(a0, b0);
-  const across = overlap(better.x, better.x + better.w, weaker.x, weaker.x + weaker.w);
-  const down = overlap(better.y, better.y + better.h, weaker.y, weaker.y + weaker.h);
+  const across = overlapAcross(better, weaker);
+  const down = overlapDown(better, weaker);
   const sideBySide =
     down >= 0.5 * Math.min(better.h, weaker.h) && across < 0.5 * Math.min(better.w, weaker.w);
   const apart = Math.abs(better.y + better.h / 2 - (weaker.y + weaker.h / 2));
@@ -308,11 +307,9 @@ export function lineSearchArea(box: Box, image: Size): Box {
  * 2.5 times the box's width).
  */
 export function plateLine(box: Box, lines: readonly Box[]): Box | undefined {
-  const overlapY = (a: Box, b: Box) => Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y);
-  const overlapX = (a: Box, b: Box) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x);
-  const gapX = (a: Box, b: Box) => Math.max(a.x, b.x) - Math.min(a.x + a.w, b.x + b.w);
   const joined = lines.filter(
-    (l) => l.h <= 1.2 * box.h && overlapX(l, box) > 0 && overlapY(l, box) > 0.5 * Math.min(l.h, box.h),
+    (l) =>
+      l.h <= 1.2 * box.h && overlapAcross(l, box) > 0 && overlapDown(l, box) > 0.5 * Math.min(l.h, box.h),
   );
   if (joined.length === 0) return undefined;
   for (let grew = true; grew; ) {
@@ -323,8 +320,8 @@ export function plateLine(box: Box, lines: readonly Box[]): Box | undefined {
         (j) =>
           l.h >= 0.7 * j.h &&
           l.h <= 1.4 * j.h &&
-          overlapY(l, j) > 0.5 * Math.min(l.h, j.h) &&
-          gapX(l, j) < 0.6 * Math.min(l.h, j.h),
+          overlapDown(l, j) > 0.5 * Math.min(l.h, j.h) &&
+          -overlapAcross(l, j) < 0.6 * Math.min(l.h, j.h),
       );
       if (follows) {
         joined.push(l);
