@@ -7,6 +7,7 @@ import type { JobParams } from '#core/jobs/job.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
+import type { Segmenter } from '#vision/segmenter.ts';
 
 /** A PNG of `size` in `background`, each box filled with its colour. */
 export function boxesPng(
@@ -43,6 +44,18 @@ export function paintedMatte(
       alpha.fill(value, y * width + b.x * scale.x, y * width + (b.x + b.w) * scale.x);
   }
   return { width, height, alpha };
+}
+
+/**
+ * ISNet painting `parts` (`paintedMatte`) over whatever image it is given, its matte brought to the photo's
+ * size by `toPhotoSize` (kept as it is by default: the scenes are smaller than the models' preview).
+ */
+export function paintingSegmenter(
+  parts: readonly { box: Box; alpha: number }[],
+  toPhotoSize: Segmenter['toPhotoSize'] = async (matte) => matte,
+): Segmenter {
+  const paint = async (image: Size): Promise<Matte> => paintedMatte(image, parts);
+  return { modelVersion: 'fake', segment: paint, modelMatte: paint, toPhotoSize };
 }
 
 /** NanoDet finding cars (class 2) at these boxes, in the picture's pixels. */

@@ -1,11 +1,15 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import type { Box } from '#vision/math/geometry.ts';
-import type { Matte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { isolateMainCar } from '#vision/operations/main-car.ts';
-import type { Segmenter } from '#vision/segmenter.ts';
-import { boxesPng, carsAt, paintedMatte, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
+import {
+  boxesPng,
+  carsAt,
+  paintedMatte,
+  paintingSegmenter,
+  STUDIO_PARAMS,
+} from '../../support/vision-scenes.ts';
 
 // A street scene 240 x 120: the main car (red) in the middle, a parked car (blue) at the right edge,
 // joined to it at bumper height, as ISNet often returns a row of parked cars.
@@ -26,18 +30,11 @@ const JOINED = [MAIN, NEIGHBOUR, { x: MAIN.x + MAIN.w, y: 70, w: NEIGHBOUR.x - M
 );
 
 /** Foreground on both cars and on the strip between them, at the image's size. */
-const paintScene = async (image: { width: number; height: number }): Promise<Matte> =>
-  paintedMatte(image, JOINED);
-const segmenter: Segmenter = {
-  modelVersion: 'fake',
-  segment: paintScene,
-  modelMatte: paintScene,
+const segmenter = paintingSegmenter(JOINED, async (matte, width, height) => {
   // The scene is smaller than the preview side, so the models see it at its own size.
-  async toPhotoSize(matte, width, height) {
-    expect([matte.width, matte.height]).toEqual([width, height]);
-    return matte;
-  },
-};
+  expect([matte.width, matte.height]).toEqual([width, height]);
+  return matte;
+});
 const cars = carsAt([
   { box: MAIN, score: 0.8 },
   { box: NEIGHBOUR, score: 0.9 },

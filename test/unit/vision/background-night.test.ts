@@ -4,11 +4,10 @@ import { MaskFailedError } from '#core/errors.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { openSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import { type Matte, matteStats, usableMatte } from '#vision/math/matte.ts';
+import { matteStats, usableMatte } from '#vision/math/matte.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
-import type { Segmenter } from '#vision/segmenter.ts';
-import { boxesPng, carsAt, paintedMatte, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
+import { boxesPng, carsAt, paintingSegmenter, STUDIO_PARAMS } from '../../support/vision-scenes.ts';
 
 // A car's rear at night filling a 240 x 120 frame, as ISNet sees it (the Romanian night frames): sure of
 // the two lit lamps only, the body at alpha 50. NanoDet boxes a small car at the side, not this one.
@@ -19,18 +18,11 @@ const SIDE_CAR: Box = { x: 2, y: 40, w: 20, h: 15 };
 
 const night = () => boxesPng({ width: W, height: H }, '#100008', [{ box: BODY, colour: '#302028' }]);
 
-const faintMatte = async (image: { width: number; height: number }): Promise<Matte> =>
-  paintedMatte(image, [
-    { box: BODY, alpha: 50 },
-    { box: { x: 50, y: 50, w: 6, h: 6 }, alpha: 255 },
-    { box: { x: 184, y: 50, w: 6, h: 6 }, alpha: 255 },
-  ]);
-const segmenter: Segmenter = {
-  modelVersion: 'fake',
-  segment: faintMatte,
-  modelMatte: faintMatte,
-  toPhotoSize: async (matte) => matte,
-};
+const segmenter = paintingSegmenter([
+  { box: BODY, alpha: 50 },
+  { box: { x: 50, y: 50, w: 6, h: 6 }, alpha: 255 },
+  { box: { x: 184, y: 50, w: 6, h: 6 }, alpha: 255 },
+]);
 const detector = (boxes: readonly Box[]): ObjectDetector => carsAt(boxes.map((box) => ({ box })));
 const params = STUDIO_PARAMS;
 
@@ -55,36 +47,21 @@ describe('background on a car seen only faintly', () => {
   it('cuts out a car whose sure part clears the 1% bar in the model matte but not at the photo size', async () => {
     // Two 13 x 12 lamps (1.08% of the frame) over a faint body; the upscale to the photo's size takes two
     // pixels off every edge of the sure part (0.50%): a us street photo went from just over 1% to 0.9% so.
-    const lamps = async (image: { width: number; height: number }): Promise<Matte> =>
-      paintedMatte(image, [
+    const eroding = paintingSegmenter(
+      [
         { box: BODY, alpha: 50 },
         { box: { x: 50, y: 50, w: 13, h: 12 }, alpha: 255 },
         { box: { x: 177, y: 50, w: 13, h: 12 }, alpha: 255 },
-      ]);
-    const eroding: Segmenter = {
-      modelVersion: 'fake',
-      segment: lamps,
-      modelMatte: lamps,
-      toPhotoSize: async ({ width, height, alpha }) => {
-        // A 5 x 5 minimum filter: every edge moves two pixels inwards.
-        const out = new Uint8Array(alpha.length);
-        for (let y = 0; y < height; y++)
-          for (let x = 0; x < width; x++) {
-            let least = 255;
-            for (let dy = -2; dy <= 2; dy++)
-              for (let dx = -2; dx <= 2; dx++) {
-                const v =
-                  alpha[
-                    Math.min(height - 1, Math.max(0, y + dy)) * width +
-                      Math.min(width - 1, Math.max(0, x + dx))
-                  ]!;
-                least = Math.min(least, v);
-              }
-            out[y * width + x] = least;
-          }
-        return { width, height, alpha: out };
+      ],
+      async ({ width, height, alpha }) => {
+        // An erosion: every edge moves two pixels inwards.
+        const eroded = await sharp(alpha, { raw: { width, height, channels: 1 } })
+          .erode(2)
+          .raw()
+          .toBuffer();
+        return { width, height, alpha: new Uint8Array(eroded) };
       },
-    };
+    );
     // Without the photo (no refinement) the upscale is the last word on the matte.
     const { matte } = await mainCarCutout(
       { segmenter: eroding, cars: detector([SIDE_CAR]) },

@@ -1,13 +1,12 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
-import type { ObjectDetector } from '#vision/car-detector.ts';
 import { encodeResult } from '#vision/image-io.ts';
 import { CENTER_FRAMING, centerPlacement, edgesCuttingCar, placeBox } from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { mainCarChoice } from '#vision/math/main-subject.ts';
-import { type Matte, matteStats } from '#vision/math/matte.ts';
+import { matteStats } from '#vision/math/matte.ts';
 import { type ReplaceBackgroundParams, replaceBackground } from '#vision/operations/background.ts';
-import type { Segmenter } from '#vision/segmenter.ts';
+import { carsAt, paintingSegmenter } from '../../support/vision-scenes.ts';
 
 const W = 320;
 const H = 200;
@@ -25,19 +24,7 @@ const photo = (car: Box) =>
     .jpeg({ quality: 95 })
     .toBuffer();
 
-const segmenterOf = (car: Box): Segmenter => {
-  const paint = async (image: { width: number; height: number }): Promise<Matte> => {
-    const alpha = new Uint8Array(image.width * image.height);
-    for (let y = car.y; y < car.y + car.h; y++)
-      alpha.fill(255, y * image.width + car.x, y * image.width + car.x + car.w);
-    return { width: image.width, height: image.height, alpha };
-  };
-  return { modelVersion: 'fake', segment: paint, modelMatte: paint, toPhotoSize: async (m) => m };
-};
-const carsAt = (...boxes: Box[]): ObjectDetector => ({
-  modelVersion: 'fake',
-  detect: async () => boxes.map((box) => ({ classId: 2, score: 0.9, box })),
-});
+const segmenterOf = (car: Box) => paintingSegmenter([{ box: car, alpha: 255 }]);
 
 const params = (extra: Partial<ReplaceBackgroundParams> = {}): ReplaceBackgroundParams => ({
   background: 'studio',
@@ -124,7 +111,7 @@ describe('format and max_width', () => {
 describe('framing: center', () => {
   it('puts a small car at the far left in the middle, 80% of the width, wheels on the floor line', async () => {
     const result = await replaceBackground(
-      { segmenter: segmenterOf(SMALL_LEFT), cars: carsAt(SMALL_LEFT) },
+      { segmenter: segmenterOf(SMALL_LEFT), cars: carsAt([{ box: SMALL_LEFT, score: 0.9 }]) },
       await photo(SMALL_LEFT),
       params({ framing: 'center' }),
       null,
@@ -144,7 +131,7 @@ describe('framing: center', () => {
   it('keeps a car cut by the photo’s edge where it is, and says so', async () => {
     const cut: Box = { x: 0, y: 90, w: 120, h: 50 };
     const result = await replaceBackground(
-      { segmenter: segmenterOf(cut), cars: carsAt(cut) },
+      { segmenter: segmenterOf(cut), cars: carsAt([{ box: cut, score: 0.9 }]) },
       await photo(cut),
       params({ framing: 'center' }),
       null,
