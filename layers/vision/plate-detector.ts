@@ -258,8 +258,10 @@ export async function createPlateDetector(
     // each car, or over the whole photo when no car was found.
     // The whole plate where the detector saw part of it: only for what is filled (every candidate when
     // all is read), since the outline changes no decision.
-    const withLines = async (found: PlateCandidate[]): Promise<PlateCandidate[]> => {
-      const chosen = readAll ? found : selectPlates(found, photo, rule);
+    const withLines = async (
+      found: PlateCandidate[],
+      chosen = readAll ? found : selectPlates(found, photo, rule),
+    ): Promise<PlateCandidate[]> => {
       // A chosen plate merged from several candidates keeps the lines of each (`mergeCandidates`).
       const filled = (c: PlateCandidate) => chosen.some((p) => p === c || boxIoU(p.box, c.box) >= MERGE_IOU);
       const out: PlateCandidate[] = [];
@@ -282,7 +284,8 @@ export async function createPlateDetector(
       }
       return out;
     };
-    if (!readAll && selectPlates(withText, photo, rule).length > 0) return withLines(withText);
+    const confirmedPlates = readAll ? [] : selectPlates(withText, photo, rule);
+    if (confirmedPlates.length > 0) return withLines(withText, confirmedPlates);
     const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
     const lines: TextRegion[] = [];
     for (const area of areas) {
