@@ -8,16 +8,17 @@ import cliProgress from 'cli-progress';
 import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
 import { type Batch, createClient, type JobEnvelope, type PhotoJobsClient, PhotoJobsError } from './index.ts';
 
-export const CLIENT_USAGE = `Usage:
-  npm run cli -- jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
+/** The usage, under the program that runs the CLI: `npm run cli --` here, `photo-jobs` from the client package. */
+const clientUsage = (program: string) => `Usage:
+  ${program} jobs create --mode MODE (--file PATH | --url URL | --asset-id ID | --upload-id ID)
                  [--background NAME] [--background-file PATH] [--plate-color '#RRGGBB']
                  [--plate-smoothing true|false] [--plate-mask-only true|false] [--require-plate]
                  [--webhook-url URL] [IMAGE OPTIONS] [--idempotency-key KEY] [--wait [--out PATH] [--timeout SECONDS]] [--json]
-  npm run cli -- jobs get JOB_ID [--json]
-  npm run cli -- batches create --archive PATH [--mode MODE] [--background NAME] [--background-file PATH]
+  ${program} jobs get JOB_ID [--json]
+  ${program} batches create --archive PATH [--mode MODE] [--background NAME] [--background-file PATH]
                  [--plate-color '#RRGGBB'] [--plate-smoothing true|false] [--plate-mask-only true|false]
                  [IMAGE OPTIONS] [--wait [--out PATH]] [--json]
-  npm run cli -- batches get BATCH_ID [--json]
+  ${program} batches get BATCH_ID [--json]
 
 image options: --format jpg|png|webp  --max-width PIXELS  --framing keep|center  --shadow true|false
                (--background transparent gives the car alone as a PNG with alpha)
@@ -63,17 +64,17 @@ function imageOptions(values: { format?: string; 'max-width'?: string; framing?:
 }
 
 /** Runs one command; resolves to the process exit code (0 done, 1 the work failed, 2 bad usage or request). */
-export async function runClientCli(argv: string[]): Promise<number> {
+export async function runClientCli(argv: string[], program = 'npm run cli --'): Promise<number> {
   let parsed: ReturnType<typeof parseArgs<{ options: typeof options; allowPositionals: true }>>;
   try {
     parsed = parseArgs({ args: argv, options, allowPositionals: true });
   } catch (error) {
-    console.error(`${(error as Error).message}\n\n${CLIENT_USAGE}`);
+    console.error(`${(error as Error).message}\n\n${clientUsage(program)}`);
     return 2;
   }
   const { values, positionals } = parsed;
   if (values.help) {
-    console.log(CLIENT_USAGE);
+    console.log(clientUsage(program));
     return 0;
   }
   const [group, command, id] = positionals;
@@ -168,7 +169,7 @@ export async function runClientCli(argv: string[]): Promise<number> {
   } catch (error) {
     progress.abort();
     if (error instanceof UsageError) {
-      console.error(`${error.message}\n\n${CLIENT_USAGE}`);
+      console.error(`${error.message}\n\n${clientUsage(program)}`);
       return 2;
     }
     if (error instanceof PhotoJobsError) {

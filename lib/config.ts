@@ -50,24 +50,36 @@ export const pageRoutes: readonly RouteEntry[] = [
   '/docs/vendor/{file}',
 ].map((path) => ({ method: 'GET', path, handler: pageHandler }));
 
-/** Where swagger-ui-dist is installed: found as Node finds it, wherever the installer put it. */
-const swaggerUiDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
-
 /**
- * Files a function reads at run time, copied beside its bundle (source repo-relative or absolute, target
- * bundle-relative): the pages and the two swagger-ui files they load (layers/http/static-pages.ts finds
- * them there).
+ * Files a function reads at run time, copied beside its bundle when it is built from the sources (source
+ * repo-relative or absolute, target bundle-relative): the pages and the two swagger-ui files they load
+ * (layers/http/static-pages.ts finds them there). A function, so that swagger-ui-dist is looked up only
+ * where a bundle is built: the construct package carries the bundles built already, without it.
  */
-export const bundledFiles: Readonly<Record<string, ReadonlyArray<{ from: string; to: string }>>> = {
-  [pageHandler]: [
+export function bundledFilesOf(handler: string): ReadonlyArray<{ from: string; to: string }> {
+  if (handler !== pageHandler) return [];
+  // Found as Node finds it, wherever the installer put it.
+  const swaggerUiDist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+  return [
     { from: 'web', to: 'web' },
     {
       from: join(swaggerUiDist, 'swagger-ui-bundle.js'),
       to: 'vendor/swagger-ui/swagger-ui-bundle.js',
     },
     { from: join(swaggerUiDist, 'swagger-ui.css'), to: 'vendor/swagger-ui/swagger-ui.css' },
-  ],
-};
+  ];
+}
+
+/**
+ * What the construct package (tools/build-packages.ts) carries instead of sources: each zip function's
+ * bundle as CDK built it from this repository (`<handler folder>.zip`), and the inference image's build
+ * context as CDK staged it. A clone of the repository has no such folder and builds both at synth.
+ */
+export const prebuilt = {
+  dir: join(repoRoot, 'prebuilt'),
+  bundleOf: (handler: string) => join(repoRoot, 'prebuilt', 'functions', `${dirname(handler)}.zip`),
+  inferenceContext: join(repoRoot, 'prebuilt', 'inference-image'),
+} as const;
 
 export const workflowHandlers = {
   prepareJob: 'functions/workflow/prepare-job/handler.ts',

@@ -2,10 +2,12 @@
  * The CDK constructs of photo-jobs for deployers' own apps (docs/deploy.md):
  *
  * ```ts
- * import { PhotoJobs } from 'photo-jobs/cdk';
+ * import { PhotoJobs } from 'photo-jobs-cdk';
  * new PhotoJobs(stack, 'Jobs', {});
  * ```
  */
+
+import { assertSupportedCdkLib } from './cdk-lib-version.ts';
 
 export { JobWorkflow, type JobWorkflowProps, type WebhookRetrySchedule } from './constructs/job-workflow.ts';
 export { MasterKey } from './constructs/master-key.ts';
@@ -21,3 +23,6 @@ export {
   type PhotoJobsProps,
 } from './constructs/photo-jobs.ts';
 export { PhotoJobsData, type PhotoJobsDataProps } from './constructs/photo-jobs-data.ts';
+
+// At import, before any construct runs on an aws-cdk-lib that lacks what it uses.
+assertSupportedCdkLib();

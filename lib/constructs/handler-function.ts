@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { CfnResource, Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
@@ -5,7 +6,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { bundledFiles, handlerMetadataKey, repoRoot } from '../config.ts';
+import { bundledFilesOf, handlerMetadataKey, prebuilt, repoRoot } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { createLogGroup } from './log-group.ts';
 
@@ -49,7 +50,7 @@ const bundling: nodejs.BundlingOptions = {
   forceDockerBundling: false,
 };
 
-/** Copies the files a function reads at run time next to its bundle (config.ts `bundledFiles`). */
+/** Copies the files a function reads at run time next to its bundle (config.ts `bundledFilesOf`). */
 function copyFilesHook(files: ReadonlyArray<{ from: string; to: string }>): nodejs.ICommandHooks {
   return {
     beforeBundling: () => [],
@@ -88,20 +89,21 @@ export function tagHandler(fn: lambda.IFunction, handler: string): void {
   (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
 }
 
+/** NodejsFunction's handler for an ESM bundle: `index.mjs`, exporting `handler`. */
+export const PREBUILT_HANDLER = 'index.handler';
+
 /**
  * A zip Lambda built from one TypeScript entry file with the shared bundling settings. A missing entry file
  * fails the synth (NodejsFunction checks it), so a deleted handler cannot silently drop its route or task.
+ * Where the construct package carries the bundle built already (config.ts `prebuilt`), that bundle is the
+ * code, with the same handler and settings, so a deployer's app needs neither esbuild nor our dependencies.
  */
 export function createHandlerFunction(
   scope: Construct,
   id: string,
   props: HandlerFunctionProps,
 ): lambda.Function {
-  const fn = new nodejs.NodejsFunction(scope, id, {
-    entry: join(repoRoot, props.handler),
-    projectRoot: repoRoot,
-    // npm-shrinkwrap.json, not package-lock.json: npm pack never ships the latter (docs/deploy.md).
-    depsLockFilePath: join(repoRoot, 'npm-shrinkwrap.json'),
+  const settings = {
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
@@ -110,8 +112,22 @@ export function createHandlerFunction(
     role: props.role,
     logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
     tracing: lambda.Tracing.ACTIVE,
-    bundling: { ...bundling, commandHooks: copyFilesHook(bundledFiles[props.handler] ?? []) },
-  });
+  };
+  const prebuiltBundle = prebuilt.bundleOf(props.handler);
+  const fn = existsSync(prebuiltBundle)
+    ? new lambda.Function(scope, id, {
+        ...settings,
+        code: lambda.Code.fromAsset(prebuiltBundle),
+        handler: PREBUILT_HANDLER,
+      })
+    : new nodejs.NodejsFunction(scope, id, {
+        ...settings,
+        entry: join(repoRoot, props.handler),
+        projectRoot: repoRoot,
+        // npm-shrinkwrap.json, not package-lock.json: npm pack never ships the latter (docs/deploy.md).
+        depsLockFilePath: join(repoRoot, 'npm-shrinkwrap.json'),
+        bundling: { ...bundling, commandHooks: copyFilesHook(bundledFilesOf(props.handler)) },
+      });
   tagHandler(fn, props.handler);
   acknowledgeFunctionFindings(fn);
   return fn;

@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { Duration, Size } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { inference, inferenceContextExcludes, repoRoot } from '../config.ts';
+import { inference, inferenceContextExcludes, prebuilt, repoRoot } from '../config.ts';
 import { inferenceObjectAccess } from './bucket-access.ts';
 import { acknowledgeFunctionFindings, tagHandler } from './handler-function.ts';
 import { createLogGroup } from './log-group.ts';
@@ -34,8 +35,10 @@ export function createInferenceFunction(ctx: ServiceContext, props: InferencePro
   const architecture = props.architecture ?? lambda.Architecture.ARM_64;
   // Only when set: a build argument is part of the asset's hash, and an empty one changes nothing.
   const modelsBaseUrl = props.modelsBaseUrl ?? (process.env.MODELS_BASE_URL || undefined);
+  // The construct package carries the context as CDK staged it from this repository (config.ts `prebuilt`).
+  const context = existsSync(prebuilt.inferenceContext) ? prebuilt.inferenceContext : repoRoot;
   const fn = new lambda.DockerImageFunction(ctx.scope, 'Inference', {
-    code: lambda.DockerImageCode.fromImageAsset(repoRoot, {
+    code: lambda.DockerImageCode.fromImageAsset(context, {
       file: inference.dockerfile,
       exclude: [...inferenceContextExcludes],
       buildArgs: modelsBaseUrl ? { MODELS_BASE_URL: modelsBaseUrl } : undefined,

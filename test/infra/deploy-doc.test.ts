@@ -18,11 +18,15 @@ describe('docs/deploy.md', () => {
   it('embeds the construct with an example that synthesizes as written', async () => {
     const doc = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
     const example = doc.match(/## Embed the construct[\s\S]*?```ts\n([\s\S]*?)```/)?.[1];
-    expect(example).toContain("from 'photo-jobs/cdk'");
-    // As written: inside this repository the import resolves by the package's own `exports` (a package
-    // may import itself by name), so a missing export fails here as it would in a deployer's app.
+    expect(example).toContain("from 'photo-jobs-cdk'");
+    // As written, the package's name pointed at the entry it is built from (tools/build-packages.ts), so a
+    // missing export fails here as it would in a deployer's app; test/infra/packages.test.ts installs the
+    // package itself.
     const file = join(exampleDir, 'app.ts');
-    writeFileSync(file, example!);
+    // The stack as the doc shows it, in the app `cdk init` makes around it.
+    const app = "const app = new cdk.App();\nnew StorefrontStack(app, 'Storefront');\napp.synth();\n";
+    const entry = pathToFileURL(join(repoRoot, 'lib/index.ts')).href;
+    writeFileSync(file, `${example!.replace("'photo-jobs-cdk'", `'${entry}'`)}\n${app}`);
     // As `cdk synth` runs an app: outdir and context from the environment; no bundling, to stay fast.
     const saved = { outdir: process.env.CDK_OUTDIR, context: process.env[cxapi.CONTEXT_ENV] };
     process.env.CDK_OUTDIR = outdir;

@@ -1,12 +1,12 @@
 import { execFile, spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPackedInto } from '../../infra/support/pack.ts';
+import { buildPackage } from '../../../tools/build-packages.ts';
 import { eventually } from '../../support/eventually.ts';
 import { eu1WithPixelatedPlate } from '../../support/pixelated-plate.ts';
 import {
@@ -84,18 +84,23 @@ describe.skipIf(!hasShared)('the first hour of a new user', () => {
     );
   });
 
-  it('runs a job from a scratch project that installed the packed client and imports it with plain node', async () => {
-    const { app } = await installPackedInto(scratch, REPO_ROOT);
+  it('runs a job from a .mjs script in a project made by npm init that installed the packed client', async () => {
+    const app = path.join(scratch, 'storefront');
+    await mkdir(app);
+    await run('npm', ['init', '-y'], { cwd: app });
+    // The client has no dependencies, so its tarball installs offline with an empty npm cache.
+    const { tarball } = await buildPackage('client', scratch);
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], { cwd: app });
     await writeFile(
-      path.join(app, 'main.js'),
+      path.join(app, 'main.mjs'),
       [
-        "import { createClient } from 'photo-jobs/client';",
+        "import { createClient } from 'photo-jobs-client';",
         'const client = createClient({ baseUrl: process.env.BASE_URL, apiKey: process.env.KEY });',
         "const job = await client.createJob({ mode: 'plate', file: process.env.PHOTO, webhook_url: process.env.HOOK });",
         'console.log(JSON.stringify(await client.waitForJob(job.id)));',
       ].join('\n'),
     );
-    const { stdout } = await run(process.execPath, ['main.js'], {
+    const { stdout } = await run(process.execPath, ['main.mjs'], {
       cwd: app,
       env: { ...process.env, BASE_URL: server.origin, KEY: key, PHOTO: photo, HOOK: receiver.url },
     });
