@@ -9,22 +9,31 @@ import { lastResortSettlement, throttleRetry, webhookRetry, workflow } from '../
 import { createVendedLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
+  /** Checks the job and marks it processing (functions/workflow/prepare-job). */
   prepareJob: lambda.IFunction;
+  /** Runs the operation on the photo: the inference function. */
   runInference: lambda.IFunction;
+  /** Records the outcome and settles the job's credits (functions/workflow/settle-job). */
   settleJob: lambda.IFunction;
+  /** Publishes the job's event and delivers its webhook (functions/workflow/deliver-webhook). */
   deliverWebhook: lambda.IFunction;
+  /** The state machine's name; fixed, so that the task functions know its ARN before it exists. */
   stateMachineName: string;
   /** Retries of a webhook delivery (`WebhookDeliveryError`); default `webhookRetry` in lib/config.ts. */
   webhookRetrySchedule?: WebhookRetrySchedule;
+  /** Of the state machine's log group. Default one month. */
   logRetention?: logs.RetentionDays;
 }
 
 /** Full jitter: each wait is random between 0 and min(interval × backoffRate^(n-1), maxDelay). */
 export interface WebhookRetrySchedule {
+  /** The first wait's upper bound. */
   interval: Duration;
+  /** Each further wait's bound is the previous one times this. */
   backoffRate: number;
   /** Retries after the first attempt. */
   maxAttempts: number;
+  /** No wait's bound exceeds this. */
   maxDelay: Duration;
 }
 

@@ -40,12 +40,13 @@ export interface PhotoJobsProps {
   removalPolicy?: RemovalPolicy;
   /** Default `MasterKey.none()`: only API keys (the CLI creates them) and guests. */
   masterKey?: MasterKey;
+  /** The inference function: memory, CPU architecture (the image is built for it), reserved concurrency, model mirror. */
   inference?: InferenceProps;
   /** Of every log group the construct creates. Default one month. */
   logRetention?: logs.RetentionDays;
   /** Alarms notify this topic. Without one the alarms exist and show on the dashboard only. */
   alarmTopic?: sns.ITopic;
-  /** Retries of a webhook delivery; default layers/core/webhooks/retry-schedule.ts. */
+  /** Retries of a webhook delivery. Default: the service's schedule, about 11 hours in all (docs/webhooks.md). */
   webhookRetrySchedule?: WebhookRetrySchedule;
 }
 

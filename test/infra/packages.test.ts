@@ -201,6 +201,20 @@ describe.skipIf(!runs)(`${PACKAGE_NAMES.cdk} in the apps cdk init makes`, () => 
         expect(existsSync(path.join(context, entry)), `${entry} in the staged image context`).toBe(true);
       expect(existsSync(path.join(context, inference.dockerfile))).toBe(true);
       expect(existsSync(path.join(context, 'node_modules'))).toBe(false);
+      // `import` and `require` find the same constructs (the ESM and the CommonJS build).
+      const exportsBy = async (load: string) =>
+        (
+          await runOffline(
+            process.execPath,
+            ['-e', `${load}.then((m) => console.log(Object.keys(m).sort().join()))`],
+            { cwd: dir },
+          )
+        ).stdout.trim();
+      const imported = await exportsBy("import('photo-jobs-cdk')");
+      expect(imported.split(',')).toEqual(
+        expect.arrayContaining(['MasterKey', 'PhotoJobs', 'PhotoJobsData']),
+      );
+      expect(await exportsBy("Promise.resolve(require('photo-jobs-cdk'))")).toBe(imported);
     }, 420_000);
   }
 
