@@ -83,7 +83,7 @@ function deployedResources(template: { Resources: Record<string, { Type: string;
 }
 
 describe.skipIf(!runs)(`${PACKAGE_NAMES.client} in a strict TypeScript project made by npm init`, () => {
-  it('adds under 1 MB and nothing of the service, type-checks under NodeNext without skipLibCheck, and catches misuse', async () => {
+  it('adds under 1 MB and nothing of the service, type-checks under NodeNext without skipLibCheck, catches misuse, and brings the photo-jobs command', async () => {
     const { dir, added, addedPackages } = await installInto('client-typescript', tarballs.client);
     expect(added).toBeLessThan(1 * MB);
     // Nothing but itself: no zod, sharp, onnxruntime-node, AWS SDK or cli-progress.
@@ -133,6 +133,12 @@ describe.skipIf(!runs)(`${PACKAGE_NAMES.client} in a strict TypeScript project m
       ].join('\n'),
     );
     await runOffline(path.join(dir, 'node_modules', '.bin', 'tsc'), ['-p', '.'], { cwd: dir });
+
+    // The CLI comes with it, as the `photo-jobs` command.
+    const { stdout } = await runOffline(path.join(dir, 'node_modules', '.bin', 'photo-jobs'), ['--help'], {
+      cwd: dir,
+    });
+    expect(stdout).toContain('photo-jobs jobs create --mode MODE');
   }, 240_000);
 });
 
