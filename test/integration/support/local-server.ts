@@ -6,8 +6,12 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
+import { dynamodbClient } from '#aws/clients.ts';
+import { systemClock, tableAdapters } from '#aws/wiring.ts';
+import { parseConfig } from '#config';
+import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
-import { readRunningStack } from '../../../local/stack.ts';
+import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { eventually } from '../../support/eventually.ts';
 import { expectDocumented } from './contract.ts';
 
@@ -88,9 +92,35 @@ export async function startServer(
     return JSON.parse(stdout.trim().split('\n').pop()!) as JsonBody;
   };
   const createKeyWithSecret = async (credits: number, flags: string[] = []) => {
-    const created = await cli(['keys', 'create', '--credits', String(credits), '--json', ...flags]);
-    return { key: created.key as string, webhookSecret: created.webhook_secret as string };
+    // Flags (stored defaults) go through the CLI itself; a plain key is made in this process by the use
+    // case the CLI calls, against the server's table: the same record for a fraction of a process start
+    // (test/integration/api/cli-keys.test.ts runs the CLI).
+    if (flags.length > 0) {
+      const created = await cli(['keys', 'create', '--credits', String(credits), '--json', ...flags]);
+      return { key: created.key as string, webhookSecret: created.webhook_secret as string };
+    }
+    const created = await createApiKey({ ...(await serverTable()), clock: systemClock }, { credits });
+    return { key: created.key, webhookSecret: created.webhookSecret };
   };
+  let table: ReturnType<typeof tableAdapters> | undefined;
+  /** The server's table through the AWS adapters, as the CLI opens it (local/data.ts), signed as the admin. */
+  const serverTable = async () => {
+    if (table) return table;
+    const endpoints = await readRunningStack(dataDir);
+    if (!endpoints) throw new Error('the local stack published no endpoints');
+    const cfg = parseConfig({
+      ...childEnv,
+      TABLE_NAME: LOCAL_TABLE,
+      BUCKET_NAME: LOCAL_BUCKET,
+      AWS_REGION: 'us-east-1',
+      DYNAMODB_ENDPOINT: endpoints.dynamodb,
+      S3_ENDPOINT: endpoints.s3,
+    });
+    dynamodb = dynamodbClient(cfg);
+    table = tableAdapters(cfg, { dynamodb });
+    return table;
+  };
+  let dynamodb: DynamoDBClient | undefined;
   return {
     baseUrl,
     origin: new URL(baseUrl).origin,
@@ -111,6 +141,7 @@ export async function startServer(
         .map((line) => JSON.parse(line) as JsonBody);
     },
     async stop() {
+      dynamodb?.destroy();
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise((resolve) => child.once('exit', resolve));
         child.kill('SIGTERM');
