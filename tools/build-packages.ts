@@ -43,7 +43,6 @@ const common = {
   license: rootManifest.license,
   type: 'module',
   engines: rootManifest.engines,
-  repository: { type: 'git', url: 'https://github.com/photo-jobs/photo-jobs' },
 };
 
 /** Node's ESM output cannot `require`; some CommonJS dependencies do at run time (as handler-function.ts). */
@@ -278,29 +277,33 @@ async function formatted(text: string, fileName: string): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-async function writeManifest(dir: string, manifest: Record<string, unknown>) {
-  await writeFile(path.join(dir, 'package.json'), `${JSON.stringify(manifest, null, 2)}\n`);
+/** The package's README (what npm shows) and its manifest, with what both packages state alike. */
+async function describePackage(dir: string, readme: string, manifest: Record<string, unknown>) {
+  await writeFile(path.join(dir, 'README.md'), `# ${manifest.name}\n\n${readme}\n`);
+  await writeFile(
+    path.join(dir, 'package.json'),
+    `${JSON.stringify({ name: manifest.name, ...common, ...manifest }, null, 2)}\n`,
+  );
 }
 
 async function buildClient(dir: string) {
   await bundle('client/index.ts', path.join(dir, 'index.js'));
   await bundle('client/bin.ts', path.join(dir, 'cli.js'), { banner: '#!/usr/bin/env node' });
   await writeFile(path.join(dir, 'index.d.ts'), await formatted(clientDeclarations(), 'index.d.ts'));
-  await writeFile(
-    path.join(dir, 'README.md'),
-    '# photo-jobs-client\n\nThe typed client and the `photo-jobs` command of the photo-jobs API: see the project README.\n',
+  await describePackage(
+    dir,
+    'The typed client and the `photo-jobs` command of the photo-jobs API: see the project README.',
+    {
+      name: PACKAGE_NAMES.client,
+      description:
+        'Typed client and CLI for the photo-jobs API (car photo jobs: plates, backgrounds, analysis).',
+      keywords: ['photo-jobs', 'car photos', 'background removal', 'license plate', 'client'],
+      exports: { '.': { types: './index.d.ts', default: './index.js' } },
+      types: './index.d.ts',
+      bin: { 'photo-jobs': './cli.js' },
+      files: ['index.js', 'index.d.ts', 'cli.js'],
+    },
   );
-  await writeManifest(dir, {
-    name: PACKAGE_NAMES.client,
-    ...common,
-    description:
-      'Typed client and CLI for the photo-jobs API (car photo jobs: plates, backgrounds, analysis).',
-    keywords: ['photo-jobs', 'car photos', 'background removal', 'license plate', 'client'],
-    exports: { '.': { types: './index.d.ts', default: './index.js' } },
-    types: './index.d.ts',
-    bin: { 'photo-jobs': './cli.js' },
-    files: ['index.js', 'index.d.ts', 'cli.js'],
-  });
 }
 
 /** A zip with fixed times and modes, its entries sorted: the same bundle gives the same bytes (and hash). */
@@ -374,26 +377,25 @@ async function buildCdk(dir: string) {
     await writeFile(path.join(dir, 'types', file), text);
   }
   await buildPrebuilt(dir);
-  await writeFile(
-    path.join(dir, 'README.md'),
-    "# photo-jobs-cdk\n\nThe photo-jobs service as an AWS CDK v2 construct: `new PhotoJobs(stack, 'Jobs', {})`. See docs/deploy.md of the project.\n",
+  await describePackage(
+    dir,
+    "The photo-jobs service as an AWS CDK v2 construct: `new PhotoJobs(stack, 'Jobs', {})`. See docs/deploy.md of the project.",
+    {
+      name: PACKAGE_NAMES.cdk,
+      description:
+        'AWS CDK v2 construct of the photo-jobs service: HTTP API, Step Functions job workflow and ONNX inference on Lambda.',
+      keywords: ['photo-jobs', 'awscdk', 'aws-cdk', 'cdk-construct', 'car photos'],
+      exports: {
+        '.': { types: './types/lib/index.d.ts', import: './lib/index.js', require: './lib/index.cjs' },
+      },
+      types: './types/lib/index.d.ts',
+      peerDependencies: {
+        'aws-cdk-lib': `^${rootManifest.devDependencies['aws-cdk-lib']}`,
+        constructs: `^${rootManifest.devDependencies.constructs}`,
+      },
+      files: ['lib', 'types', 'prebuilt'],
+    },
   );
-  await writeManifest(dir, {
-    name: PACKAGE_NAMES.cdk,
-    ...common,
-    description:
-      'AWS CDK v2 construct of the photo-jobs service: HTTP API, Step Functions job workflow and ONNX inference on Lambda.',
-    keywords: ['photo-jobs', 'awscdk', 'aws-cdk', 'cdk-construct', 'car photos'],
-    exports: {
-      '.': { types: './types/lib/index.d.ts', import: './lib/index.js', require: './lib/index.cjs' },
-    },
-    types: './types/lib/index.d.ts',
-    peerDependencies: {
-      'aws-cdk-lib': `^${rootManifest.devDependencies['aws-cdk-lib']}`,
-      constructs: `^${rootManifest.devDependencies.constructs}`,
-    },
-    files: ['lib', 'types', 'prebuilt'],
-  });
 }
 
 /** Builds one package in `<outRoot>/<kind>` and packs it into `outRoot`; returns the tarball's path. */
