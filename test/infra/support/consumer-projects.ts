@@ -38,7 +38,10 @@ const warmFingerprint = JSON.stringify({
 
 export const consumersAreWarm = (): boolean =>
   existsSync(warmMarker) && readFileSync(warmMarker, 'utf8') === warmFingerprint;
-export const markConsumersWarm = () => writeFile(warmMarker, warmFingerprint);
+export async function markConsumersWarm(): Promise<void> {
+  await mkdir(path.dirname(warmMarker), { recursive: true });
+  await writeFile(warmMarker, warmFingerprint);
+}
 
 /** `unshare -n` where it works: a command in a network namespace of its own cannot send a packet anywhere. */
 const isolated = spawnSync('unshare', ['-n', 'true']).status === 0;
