@@ -5,6 +5,7 @@ import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { LOCAL_TABLE } from '../../../local/stack.ts';
+import { bySoak } from '../../support/soak.ts';
 import {
   adminDynamo,
   api,
@@ -14,8 +15,9 @@ import {
   startServer,
 } from '../support/local-server.ts';
 
-const JOBS = 200;
-const START_CREDITS = 2000;
+// Exactness shows at 40 concurrent jobs as at 200; the soak tier runs 200 (test/support/soak.ts).
+const JOBS = bySoak(40, 200);
+const START_CREDITS = JOBS * 10;
 
 /** Small real photos: exteriors mostly succeed, interiors mostly fail with 803, in an order nobody chose. */
 function photos(): Buffer[] {
