@@ -1,5 +1,5 @@
 /**
- * The `photo-jobs` command of the client package (tools/build-packages.ts): `photo-jobs jobs …` and
+ * The `photo-jobs` command of the client package (bin/packages.ts): `photo-jobs jobs …` and
  * `photo-jobs batches …`, the same commands as `npm run cli -- jobs …` in this repository.
  */
 import { runClientCli } from './cli.ts';

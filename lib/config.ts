@@ -71,7 +71,7 @@ export function bundledFilesOf(handler: string): ReadonlyArray<{ from: string; t
 }
 
 /**
- * What the construct package (tools/build-packages.ts) carries instead of sources: each zip function's
+ * What the construct package (bin/packages.ts) carries instead of sources: each zip function's
  * bundle as CDK built it from this repository (`<handler folder>.zip`), and the inference image's build
  * context as CDK staged it. A clone of the repository has no such folder and builds both at synth.
  */

@@ -19,7 +19,7 @@ describe('docs/deploy.md', () => {
     const doc = readFileSync(join(repoRoot, 'docs/deploy.md'), 'utf8');
     const example = doc.match(/## Embed the construct[\s\S]*?```ts\n([\s\S]*?)```/)?.[1];
     expect(example).toContain("from 'photo-jobs-cdk'");
-    // As written, the package's name pointed at the entry it is built from (tools/build-packages.ts), so a
+    // As written, the package's name pointed at the entry it is built from (bin/packages.ts), so a
     // missing export fails here as it would in a deployer's app; test/infra/packages.test.ts installs the
     // package itself.
     const file = join(exampleDir, 'app.ts');

@@ -8,7 +8,7 @@ import * as cxapi from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inference } from '../../lib/config.ts';
 import { PhotoJobs } from '../../lib/index.ts';
-import { buildPackage, PACKAGE_NAMES } from '../../tools/build-packages.ts';
+import { buildPackage, PACKAGE_NAMES } from '../../bin/packages.ts';
 import {
   type ConsumerKind,
   consumersAreWarm,
@@ -20,7 +20,7 @@ import {
 
 /**
  * The two packages as their users get them (docs/decisions.md, "What users install"): built and packed by
- * tools/build-packages.ts, installed from the tarball into projects made by `cdk init` and `npm init`, and
+ * bin/packages.ts, installed from the tarball into projects made by `cdk init` and `npm init`, and
  * used there with the projects' own commands. Installs come from npm's cache (`npm run warm-consumers`);
  * without it these tests skip, except under CI, where .ci/run fills the cache and a miss fails.
  */

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildPackage } from '../../../tools/build-packages.ts';
+import { buildPackage } from '../../../bin/packages.ts';
 import { eventually } from '../../support/eventually.ts';
 import { eu1WithPixelatedPlate } from '../../support/pixelated-plate.ts';
 import {
