@@ -6,9 +6,9 @@ import { App, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as cxapi from 'aws-cdk-lib/cx-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildPackage, PACKAGE_NAMES } from '../../bin/packages.ts';
 import { inference } from '../../lib/config.ts';
 import { PhotoJobs } from '../../lib/index.ts';
-import { buildPackage, PACKAGE_NAMES } from '../../bin/packages.ts';
 import {
   type ConsumerKind,
   consumersAreWarm,
