@@ -22,7 +22,7 @@ import { build } from 'esbuild';
 import ts from 'typescript';
 import yazl from 'yazl';
 import { buildApp, type CfnTemplate } from '../lib/app.ts';
-import { handlerMetadataKey, inference, prebuilt, repoRoot } from '../lib/config.ts';
+import { handlerMetadataKey, inference, prebuilt, repoRoot, stackNames } from '../lib/config.ts';
 
 const run = promisify(execFile);
 const defaultOutRoot = path.join(repoRoot, 'dist', 'packages');
@@ -328,17 +328,20 @@ async function zipFolder(folder: string, zipFile: string) {
   await pipeline(zip.outputStream, createWriteStream(zipFile));
 }
 
-/** Synthesizes this repository's app with bundling on, and keeps what CDK built: `prebuilt/` of config.ts. */
-async function buildPrebuilt(dir: string) {
-  const outdir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-package-synth-'));
+/**
+ * Keeps what CDK built from this repository's app with bundling on (`prebuilt/` of config.ts): from
+ * `assembly`, a cloud assembly synthesized so already, or from a synth of its own.
+ */
+async function buildPrebuilt(dir: string, assembly?: string) {
+  const outdir = assembly ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-package-synth-')));
   try {
-    const { app, serviceStack } = buildApp({ bundle: true, validate: false, outdir });
-    const assembly = app.synth();
-    const artifact = assembly.getStackArtifact(serviceStack.artifactId);
-    const template = artifact.template as CfnTemplate;
+    if (!assembly) buildApp({ bundle: true, validate: false, outdir }).app.synth();
+    const template = JSON.parse(
+      await readFile(path.join(outdir, `${stackNames.service}.template.json`), 'utf8'),
+    ) as CfnTemplate;
     // Where CDK staged each asset, by its hash (the template names an asset by its hash in Code).
     const assets = JSON.parse(
-      await readFile(path.join(outdir, `${serviceStack.artifactId}.assets.json`), 'utf8'),
+      await readFile(path.join(outdir, `${stackNames.service}.assets.json`), 'utf8'),
     ) as {
       files: Record<string, { source: { path: string } }>;
       dockerImages: Record<string, { source: { directory: string } }>;
@@ -363,11 +366,11 @@ async function buildPrebuilt(dir: string) {
         await zipFolder(staged, path.join(target, path.relative(prebuilt.dir, prebuilt.bundleOf(handler))));
     }
   } finally {
-    await rm(outdir, { recursive: true, force: true });
+    if (!assembly) await rm(outdir, { recursive: true, force: true });
   }
 }
 
-async function buildCdk(dir: string) {
+async function buildCdk(dir: string, assembly?: string) {
   // ESM for `import`, CommonJS for `require` (the app `cdk init --language javascript` makes).
   const external = ['aws-cdk-lib', 'aws-cdk-lib/*', 'constructs'];
   await bundle('lib/index.ts', path.join(dir, 'lib', 'index.js'), { external });
@@ -376,7 +379,7 @@ async function buildCdk(dir: string) {
     await mkdir(path.join(dir, 'types', path.dirname(file)), { recursive: true });
     await writeFile(path.join(dir, 'types', file), text);
   }
-  await buildPrebuilt(dir);
+  await buildPrebuilt(dir, assembly);
   await describePackage(
     dir,
     "The photo-jobs service as an AWS CDK v2 construct: `new PhotoJobs(stack, 'Jobs', {})`. See docs/deploy.md of the project.",
@@ -398,15 +401,20 @@ async function buildCdk(dir: string) {
   );
 }
 
-/** Builds one package in `<outRoot>/<kind>` and packs it into `outRoot`; returns the tarball's path. */
+/**
+ * Builds one package in `<outRoot>/<kind>` and packs it into `outRoot`; returns the tarball's path. The
+ * construct package takes its bundles from `assembly` when given (a cloud assembly of this app synthesized
+ * with bundling on), else from a synth of its own.
+ */
 export async function buildPackage(
   kind: PackageKind,
   outRoot = defaultOutRoot,
+  options: { assembly?: string } = {},
 ): Promise<{ tarball: string; unpackedBytes: number }> {
   const dir = path.join(outRoot, kind);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
-  await (kind === 'client' ? buildClient(dir) : buildCdk(dir));
+  await (kind === 'client' ? buildClient(dir) : buildCdk(dir, options.assembly));
   const { stdout } = await run('npm', ['pack', '--json', '--pack-destination', outRoot], {
     cwd: dir,
     maxBuffer: 16 * 1024 * 1024,

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -9,11 +8,11 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { errorNames } from '#core/error-names.ts';
 import { bundleInference, inferenceExternals } from '../../functions/inference/bundle.ts';
-import { synthesizeTemplates } from '../../lib/app.ts';
 import { repoRoot, routes, workflowHandlers } from '../../lib/config.ts';
 import { startLocalDynamo } from '../../local/dynamodb.ts';
 import { startLocalS3 } from '../../local/s3.ts';
 import { type LocalFunction, readTopology } from '../../local/template.ts';
+import { bundledAssembly } from '../support/bundled-assembly.ts';
 
 /**
  * What is deployed is what is tested: the zip functions exactly as `cdk deploy` bundles them, and the
@@ -27,7 +26,6 @@ const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf
   dependencies: Record<string, string>;
 };
 
-let scratch = '';
 let bundleDir = '';
 let functions: LocalFunction[] = [];
 const stopStandIns: Array<() => Promise<void>> = [];
@@ -37,12 +35,11 @@ const context = (name: string) =>
   ({ functionName: name, awsRequestId: 'test', getRemainingTimeInMillis: () => 30_000 }) as Context;
 
 beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), 'photo-jobs-bundles-'));
   await mkdir(join(repoRoot, '.cache'), { recursive: true });
   // Under the repository, as the image puts node_modules next to its bundle.
   bundleDir = await mkdtemp(join(repoRoot, '.cache', 'bundled-test-'));
-  const outdir = join(scratch, 'cdk.out');
-  const templates = synthesizeTemplates({ bundle: true, outdir });
+  // The assembly `cdk deploy` would build, shared with the package tests (test/support/bundled-assembly.ts).
+  const { dir: outdir, templates } = await bundledAssembly();
   const topology = readTopology([templates.data, templates.service], () => 'bundles-test');
   functions = [...topology.functions.values()];
 
@@ -78,7 +75,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const stop of stopStandIns) await stop();
-  await rm(scratch, { recursive: true, force: true });
   await rm(bundleDir, { recursive: true, force: true });
 });
 

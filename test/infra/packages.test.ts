@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackage, PACKAGE_NAMES } from '../../bin/packages.ts';
 import { inference } from '../../lib/config.ts';
 import { PhotoJobs } from '../../lib/index.ts';
+import { bundledAssembly } from '../support/bundled-assembly.ts';
 import {
   type ConsumerKind,
   consumersAreWarm,
@@ -33,12 +34,14 @@ beforeAll(async () => {
   if (!runs) return;
   scratch = await mkdtemp(path.join(tmpdir(), 'photo-jobs-packages-'));
   tarballs.client = (await buildPackage('client', scratch)).tarball;
-  tarballs.cdk = (await buildPackage('cdk', scratch)).tarball;
+  const { dir: assembly } = await bundledAssembly();
+  tarballs.cdk = (await buildPackage('cdk', scratch, { assembly })).tarball;
 }, 300_000);
 
+// Three installed projects, about 600 MB of node_modules.
 afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
-});
+}, 120_000);
 
 const installedPackages = (dir: string) =>
   readdirSync(path.join(dir, 'node_modules')).flatMap((entry) =>
