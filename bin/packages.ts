@@ -5,7 +5,7 @@
  * - `photo-jobs-client`: the typed client and the `photo-jobs` CLI as ESM JavaScript with one declaration
  *   file, and no dependencies. Its types are the server's schemas, expanded into plain object types so that
  *   a consumer's compiler needs neither zod nor our sources.
- * - `photo-jobs-cdk`: the constructs as ESM JavaScript with declarations; `aws-cdk-lib` and `constructs`
+ * - `photo-jobs-cdk`: the constructs as ESM and CommonJS with declarations; `aws-cdk-lib` and `constructs`
  *   are peer dependencies. It carries what CDK built from this repository at synth: each zip function's
  *   bundle (as a zip) and the inference image's build context (lib/config.ts `prebuilt`), so a deployer's
  *   app needs neither esbuild, sharp, onnxruntime-node nor the model weights; the image build fetches those.
@@ -34,7 +34,7 @@ const rootManifest = JSON.parse(await readFile(path.join(repoRoot, 'package.json
   devDependencies: Record<string, string>;
 };
 
-/** The names users search for (README, "Install the client or the construct"). */
+/** The names users search for (README, "From code and from a terminal"). */
 export const PACKAGE_NAMES = { client: 'photo-jobs-client', cdk: 'photo-jobs-cdk' } as const;
 type PackageKind = keyof typeof PACKAGE_NAMES;
 
@@ -147,6 +147,7 @@ function declarationClosure(entry: string, allowedPackages: readonly string[]): 
     if (closure.has(file)) return;
     const text = emitted.get(file);
     if (text === undefined) throw new Error(`no declarations emitted for ${file}`);
+    // Taken before its imports are visited, so that an import cycle ends here.
     closure.set(file, '');
     closure.set(
       file,
