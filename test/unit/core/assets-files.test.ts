@@ -18,11 +18,11 @@ import {
 import { pageOf, parseFileId, parsePageQuery } from '#core/files/files.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import type { Caller } from '#core/keys/caller.ts';
-import type { AssetRepository, FileRepository, ObjectStore } from '#core/ports.ts';
+import type { AssetRepository, FileRepository } from '#core/ports.ts';
 import { createAsset } from '#core/use-cases/assets.ts';
 import { deleteFile, listFiles, registerResultFiles } from '#core/use-cases/files.ts';
 import { aJob } from './fixtures.ts';
-import { memoryFiles } from './memory-ports.ts';
+import { memoryFiles, memoryObjects } from './memory-ports.ts';
 
 const JPEG = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 1, 2, 3, 4]);
 const DAY = 24 * 3600 * 1000;
@@ -35,24 +35,8 @@ const master: Caller = { kind: 'master' };
 /** In-memory stand-ins for the ports, sharing one clock. */
 function world() {
   const clock = { current: T0, now: () => clock.current };
-  const objects = new Map<string, Buffer>();
+  const { store: objectStore, objects } = memoryObjects();
   const assets = new Map<string, Asset>();
-  const objectStore: ObjectStore = {
-    async put(key, body) {
-      objects.set(key, body);
-    },
-    async get(key) {
-      const body = objects.get(key);
-      if (!body) throw new NotFoundError(`Stored object ${key} does not exist`);
-      return body;
-    },
-    async delete(key) {
-      objects.delete(key);
-    },
-    async presignGet(key) {
-      return `https://storage.test/${key}`;
-    },
-  };
   const assetRepo: AssetRepository = {
     async insert(asset, file) {
       assets.set(asset.id, asset);

@@ -41,3 +41,16 @@ export function aJob(overrides: Partial<Job> = {}): Job {
     ...overrides,
   };
 }
+
+/** A PNG whose IHDR claims any size: the header is all the limits and createJob read of an image. */
+export function pngClaiming(width: number, height: number, extraChunk?: Buffer): Buffer {
+  const ihdr = Buffer.alloc(25);
+  ihdr.writeUInt32BE(13, 0);
+  ihdr.write('IHDR', 4, 'latin1');
+  ihdr.writeUInt32BE(width, 8);
+  ihdr.writeUInt32BE(height, 12);
+  ihdr[16] = 8;
+  ihdr[17] = 2;
+  const idat = Buffer.from([0, 0, 0, 0, ...Buffer.from('IDAT'), 0, 0, 0, 0]);
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), ihdr, extraChunk ?? Buffer.alloc(0), idat]);
+}

@@ -4,22 +4,10 @@ import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from
 import { imageProblem } from '#core/image-limits.ts';
 import { readImageHeader } from '#core/images.ts';
 import { MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MIN_IMAGE_SIDE } from '#core/limits.ts';
+import { pngClaiming } from './fixtures.ts';
 
 const solid = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 90, g: 120, b: 200 } } });
-
-/** A PNG whose IHDR claims any size: the header is all the limits read. */
-function pngClaiming(width: number, height: number, extraChunk?: Buffer): Buffer {
-  const ihdr = Buffer.alloc(25);
-  ihdr.writeUInt32BE(13, 0);
-  ihdr.write('IHDR', 4, 'latin1');
-  ihdr.writeUInt32BE(width, 8);
-  ihdr.writeUInt32BE(height, 12);
-  ihdr[16] = 8;
-  ihdr[17] = 2;
-  const idat = Buffer.from([0, 0, 0, 0, ...Buffer.from('IDAT'), 0, 0, 0, 0]);
-  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), ihdr, extraChunk ?? Buffer.alloc(0), idat]);
-}
 
 /** A JPEG whose start-of-frame claims any size, after an APP0 segment. */
 function jpegClaiming(width: number, height: number): Buffer {

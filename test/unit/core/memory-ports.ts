@@ -1,4 +1,5 @@
 import { type CreditAccount, reserve, settle } from '#core/credits/credits.ts';
+import { NotFoundError } from '#core/errors.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
@@ -8,6 +9,7 @@ import type {
   DeliveryRepository,
   FileRepository,
   JobRepository,
+  ObjectStore,
   WorkflowStarter,
 } from '#core/ports.ts';
 import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
@@ -163,4 +165,26 @@ export function memoryDeliveries(): DeliveryRepository & { published: Set<string
       published.add(`${jobId}/${eventId}`);
     },
   };
+}
+
+/** Objects kept by key, with the storage's 404 for a missing one. */
+export function memoryObjects() {
+  const objects = new Map<string, Buffer>();
+  const store: ObjectStore = {
+    async put(key, body) {
+      objects.set(key, body);
+    },
+    async get(key) {
+      const body = objects.get(key);
+      if (!body) throw new NotFoundError(`Stored object ${key} does not exist`);
+      return body;
+    },
+    async delete(key) {
+      objects.delete(key);
+    },
+    async presignGet(key, expiresInSeconds) {
+      return `https://storage.test/${key}?expires=${expiresInSeconds}`;
+    },
+  };
+  return { store, objects };
 }

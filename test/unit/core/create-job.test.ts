@@ -1,0 +1,435 @@
+import { describe, expect, it } from 'vitest';
+import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '#core/credits/credits.ts';
+import {
+  BadRequestError,
+  ConflictError,
+  InsufficientCreditsError,
+  PayloadTooLargeError,
+  SourceImageError,
+  TransientError,
+  UnsupportedMediaTypeError,
+} from '#core/errors.ts';
+import type { Asset } from '#core/files/asset.ts';
+import type { JobRequest, UploadedFile } from '#core/jobs/input.ts';
+import type { JobRoute } from '#core/jobs/job.ts';
+import { OPERATION_NAMES, OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
+import type { Caller } from '#core/keys/caller.ts';
+import type { AccountRepository, AssetRepository, WorkflowStarter } from '#core/ports.ts';
+import { type CreateJobDeps, createJob } from '#core/use-cases/create-job.ts';
+import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import { pngClaiming } from './fixtures.ts';
+import { memoryObjects, memoryStore } from './memory-ports.ts';
+
+const owner: Caller = { kind: 'key', keyId: 'key_1', account: 'key_1', defaults: {} };
+const otherKey: Caller = { kind: 'key', keyId: 'key_2', account: 'key_2', defaults: {} };
+const guest: Caller = { kind: 'guest', sessionId: 'sess_1', account: 'trial_1' };
+const master: Caller = { kind: 'master' };
+const STARTING_BALANCE = 20;
+const MAX_SOURCE_BYTES = 4096;
+
+const priceOf = (operation: Operation) =>
+  OPERATION_REGISTRY[operation].price === 'analysis' ? ANALYSIS_COST : EDIT_COST;
+
+const png = (width = 640, height = 480) => pngClaiming(width, height);
+
+const GIF = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
+
+const fileOf = (bytes: Buffer, filename = 'car.png'): UploadedFile => ({
+  bytes,
+  filename,
+  contentType: 'image/png',
+});
+
+function uploadRequest(
+  operation: Operation = 'plate',
+  bytes: Buffer = png(),
+  overrides: Partial<JobRequest> = {},
+): JobRequest {
+  return {
+    operation,
+    source: { kind: 'file', file: fileOf(bytes) },
+    requested: {},
+    backgroundFile: null,
+    ...overrides,
+  };
+}
+
+/** Reads the balances the job repository moves, so a 402 check and a reservation see the same account. */
+function memoryAccounts(balances: Map<string, CreditAccount>): AccountRepository {
+  return {
+    async get(account) {
+      return balances.get(account) ?? null;
+    },
+    async open(account, credits) {
+      if (balances.has(account)) return false;
+      balances.set(account, { available: credits, reserved: 0, usedTotal: 0 });
+      return true;
+    },
+    async ledger() {
+      throw new Error('the in-memory store keeps balances, not a ledger');
+    },
+  };
+}
+
+function memoryAssets(): AssetRepository {
+  const assets = new Map<string, Asset>();
+  return {
+    async insert(asset) {
+      assets.set(asset.id, asset);
+    },
+    async get(assetId) {
+      return assets.get(assetId) ?? null;
+    },
+  };
+}
+
+function world(balances: Record<string, number> = { key_1: STARTING_BALANCE }) {
+  const store = memoryStore(balances);
+  const storage = memoryObjects();
+  const web = new Map<string, UploadedFile>();
+  const downloads: string[] = [];
+  const deps: CreateJobDeps = {
+    jobs: store.jobs,
+    accounts: memoryAccounts(store.balances),
+    workflow: store.workflow,
+    clock: store.clock,
+    objects: storage.store,
+    assets: memoryAssets(),
+    maxSourceBytes: MAX_SOURCE_BYTES,
+    allowLoopback: false,
+    async fetchSource(url) {
+      downloads.push(url);
+      const file = web.get(url);
+      if (!file) throw new SourceImageError(`Nothing could be downloaded from ${url}`);
+      return file;
+    },
+  };
+  const create = (
+    caller: Caller,
+    request: JobRequest,
+    idempotencyKey: string | null = null,
+    route: JobRoute = 'jobs',
+  ) => createJob(deps, caller, request, { route, idempotencyKey });
+  return {
+    store,
+    deps,
+    web,
+    downloads,
+    objects: storage.objects,
+    create,
+    balanceOf: (account: string) => store.balances.get(account),
+  };
+}
+
+const untouched = { available: STARTING_BALANCE, reserved: 0, usedTotal: 0 };
+
+describe('createJob: price', () => {
+  it.each(OPERATION_NAMES)(
+    'reserves the price of %s from the balance and starts one workflow',
+    async (operation) => {
+      const w = world();
+      const { status, job } = await w.create(owner, uploadRequest(operation));
+      expect(status).toBe(202);
+      expect(job).toMatchObject({
+        status: 'queued',
+        operation,
+        account: 'key_1',
+        costCredits: priceOf(operation),
+        reservedCredits: priceOf(operation),
+        chargedCredits: 0,
+      });
+      expect(w.balanceOf('key_1')).toEqual({
+        available: STARTING_BALANCE - priceOf(operation),
+        reserved: priceOf(operation),
+        usedTotal: 0,
+      });
+      expect(await w.store.jobs.get(job.id)).toEqual(job);
+      expect(w.store.started).toEqual([{ jobId: job.id, attempt: 1 }]);
+    },
+  );
+
+  it('reserves less for an analysis than for an edit', async () => {
+    const w = world();
+    const edit = await w.create(owner, uploadRequest('plate'));
+    const analysis = await w.create(owner, uploadRequest('analyze'), null, 'analyze');
+    expect(edit.job.reservedCredits).toBe(EDIT_COST);
+    expect(analysis.job.reservedCredits).toBe(ANALYSIS_COST);
+    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST + ANALYSIS_COST);
+  });
+
+  it('accepts a balance of exactly the price and leaves it at zero', async () => {
+    const w = world({ key_1: EDIT_COST });
+    await w.create(owner, uploadRequest('plate'));
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: EDIT_COST, usedTotal: 0 });
+  });
+
+  it('stores the photo under the job, where the workflow reads it', async () => {
+    const w = world();
+    const photo = png();
+    const { job } = await w.create(owner, uploadRequest('plate', photo));
+    expect(job.source).toMatchObject({
+      contentType: 'image/png',
+      bytes: photo.length,
+      originalName: 'car.png',
+    });
+    expect(w.objects.get(job.source.key)?.equals(photo)).toBe(true);
+  });
+});
+
+describe('createJob: not enough credits', () => {
+  it('refuses with 402 a caller one credit short, storing, reserving and starting nothing', async () => {
+    const w = world({ key_1: EDIT_COST - 1 });
+    await expect(w.create(owner, uploadRequest('plate'))).rejects.toMatchObject({ status: 402, code: 402 });
+    expect(w.balanceOf('key_1')).toEqual({ available: EDIT_COST - 1, reserved: 0, usedTotal: 0 });
+    expect(w.store.stored.size).toBe(0);
+    expect(w.objects.size).toBe(0);
+    expect(w.store.started).toEqual([]);
+  });
+
+  it('says how many credits the operation needs and how many are available', async () => {
+    const w = world({ key_1: EDIT_COST - 1 });
+    await expect(w.create(owner, uploadRequest('plate'))).rejects.toThrow(
+      `This operation needs ${EDIT_COST} credits; ${EDIT_COST - 1} are available`,
+    );
+  });
+
+  it('refuses before downloading a url source', async () => {
+    const w = world({ key_1: 0 });
+    w.web.set('https://photos.example/car.png', fileOf(png()));
+    const request: JobRequest = {
+      ...uploadRequest('plate'),
+      source: { kind: 'url', url: 'https://photos.example/car.png' },
+    };
+    await expect(w.create(owner, request)).rejects.toThrow(InsufficientCreditsError);
+    expect(w.downloads).toEqual([]);
+  });
+
+  it('still runs an analysis for a balance too small for an edit', async () => {
+    const w = world({ key_1: ANALYSIS_COST });
+    await expect(w.create(owner, uploadRequest('plate'))).rejects.toThrow(InsufficientCreditsError);
+    const { job } = await w.create(owner, uploadRequest('analyze'), null, 'analyze');
+    expect(job.status).toBe('queued');
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: ANALYSIS_COST, usedTotal: 0 });
+  });
+
+  it('refuses a guest whose trial account has no balance', async () => {
+    const w = world();
+    await expect(w.create(guest, uploadRequest('plate'))).rejects.toThrow(
+      `This operation needs ${EDIT_COST} credits; 0 are available`,
+    );
+    expect(w.store.stored.size).toBe(0);
+  });
+
+  it('refuses with 402 the second of two simultaneous requests when the balance covers one', async () => {
+    const w = world({ key_1: EDIT_COST });
+    const outcomes = await Promise.allSettled([
+      w.create(owner, uploadRequest('plate', png(640, 480))),
+      w.create(owner, uploadRequest('plate', png(800, 600))),
+    ]);
+    const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
+    expect(refused).toHaveLength(1);
+    expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientCreditsError);
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: EDIT_COST, usedTotal: 0 });
+    expect(w.store.stored.size).toBe(1);
+    expect(w.store.started).toHaveLength(1);
+  });
+});
+
+describe('createJob: Idempotency-Key', () => {
+  it('returns the same job for a repeated key and request, reserving and starting it once', async () => {
+    const w = world();
+    const first = await w.create(owner, uploadRequest('plate'), 'key-a');
+    const again = await w.create(owner, uploadRequest('plate'), 'key-a');
+    expect(again).toEqual({ status: 202, job: first.job });
+    expect(w.balanceOf('key_1')).toEqual({
+      available: STARTING_BALANCE - EDIT_COST,
+      reserved: EDIT_COST,
+      usedTotal: 0,
+    });
+    expect(w.store.stored.size).toBe(1);
+    expect(w.store.started).toHaveLength(1);
+  });
+
+  it('replays a finished job with 200 and its result', async () => {
+    const w = world();
+    const { job } = await w.create(owner, uploadRequest('plate'), 'key-a');
+    await prepareJob(w.store, job.id);
+    const output = { output_kind: 'image' as const, inference_cached: false, model_version: {} };
+    await settleJob(w.store, { jobId: job.id, outcome: 'success', result: { output, files: [] } });
+    const replay = await w.create(owner, uploadRequest('plate'), 'key-a');
+    expect(replay.status).toBe(200);
+    expect(replay.job).toMatchObject({ id: job.id, status: 'success', output });
+    expect(w.balanceOf('key_1')).toEqual({
+      available: STARTING_BALANCE - EDIT_COST,
+      reserved: 0,
+      usedTotal: EDIT_COST,
+    });
+  });
+
+  it('replays the original job even after the balance has run out', async () => {
+    const w = world({ key_1: EDIT_COST });
+    const first = await w.create(owner, uploadRequest('plate'), 'key-a');
+    const again = await w.create(owner, uploadRequest('plate'), 'key-a');
+    expect(again.job.id).toBe(first.job.id);
+  });
+
+  it('treats the same photo under another file name as the same request', async () => {
+    const w = world();
+    const photo = png();
+    const first = await w.create(owner, uploadRequest('plate', photo), 'key-a');
+    const renamed = uploadRequest('plate', photo, {
+      source: { kind: 'file', file: fileOf(photo, 'other.png') },
+    });
+    expect((await w.create(owner, renamed, 'key-a')).job.id).toBe(first.job.id);
+  });
+
+  it.each<[string, JobRequest]>([
+    ['another photo', uploadRequest('plate', png(800, 600))],
+    ['another operation', uploadRequest('studio_background')],
+    ['other options', uploadRequest('plate', png(), { requested: { plateColor: '#ffffff' } })],
+  ])('refuses the key with %s with 409, reserving and starting nothing more', async (_, different) => {
+    const w = world();
+    await w.create(owner, uploadRequest('plate'), 'key-a');
+    const refused = w.create(owner, different, 'key-a');
+    await expect(refused).rejects.toThrow(ConflictError);
+    await expect(refused).rejects.toMatchObject({ status: 409, code: 409 });
+    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
+    expect(w.store.stored.size).toBe(1);
+    expect(w.store.started).toHaveLength(1);
+  });
+
+  it('refuses the key used on another route with 409', async () => {
+    const w = world();
+    await w.create(owner, uploadRequest('plate'), 'key-a', 'jobs');
+    await expect(w.create(owner, uploadRequest('plate'), 'key-a', 'process')).rejects.toThrow(ConflictError);
+  });
+
+  it("keeps one caller's keys apart from another's", async () => {
+    const w = world({ key_1: STARTING_BALANCE, key_2: STARTING_BALANCE });
+    const mine = await w.create(owner, uploadRequest('plate'), 'key-a');
+    const theirs = await w.create(otherKey, uploadRequest('plate'), 'key-a');
+    expect(theirs.job.id).not.toBe(mine.job.id);
+    expect(theirs.job.ownerId).toBe('key_2');
+    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
+    expect(w.balanceOf('key_2')!.reserved).toBe(EDIT_COST);
+  });
+
+  it('creates one job for two simultaneous requests with the same key, and keeps one copy of the photo', async () => {
+    const w = world();
+    const [a, b] = await Promise.all([
+      w.create(owner, uploadRequest('plate'), 'key-a'),
+      w.create(owner, uploadRequest('plate'), 'key-a'),
+    ]);
+    expect(b.job.id).toBe(a.job.id);
+    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
+    expect(w.store.started).toHaveLength(1);
+    expect([...w.objects.keys()]).toEqual([a.job.source.key]);
+  });
+
+  it('creates a new job for each request sent without a key', async () => {
+    const w = world();
+    const first = await w.create(owner, uploadRequest('plate'));
+    const second = await w.create(owner, uploadRequest('plate'));
+    expect(second.job.id).not.toBe(first.job.id);
+    expect(w.balanceOf('key_1')!.reserved).toBe(2 * EDIT_COST);
+    expect(w.store.started).toHaveLength(2);
+  });
+});
+
+describe('createJob: refused input', () => {
+  const expectNothingDone = (w: ReturnType<typeof world>) => {
+    expect(w.balanceOf('key_1')).toEqual(untouched);
+    expect(w.store.stored.size).toBe(0);
+    expect(w.objects.size).toBe(0);
+    expect(w.store.started).toEqual([]);
+  };
+
+  it('refuses a file that is not a JPG, PNG or WEBP with 415', async () => {
+    const w = world();
+    const refused = w.create(owner, uploadRequest('plate', GIF));
+    await expect(refused).rejects.toThrow(UnsupportedMediaTypeError);
+    await expect(refused).rejects.toMatchObject({ status: 415, code: 415 });
+    expectNothingDone(w);
+  });
+
+  it('refuses a background_file that is not an image with 415 naming it', async () => {
+    const w = world();
+    const request = uploadRequest('studio_background', png(), { backgroundFile: fileOf(GIF, 'bg.gif') });
+    await expect(w.create(owner, request)).rejects.toThrow(/background_file is not a JPG, PNG or WEBP/);
+    expectNothingDone(w);
+  });
+
+  it('refuses a url whose download is not an image with 415', async () => {
+    const w = world();
+    w.web.set('https://photos.example/car.gif', fileOf(GIF, 'car.gif'));
+    const request: JobRequest = {
+      ...uploadRequest('plate'),
+      source: { kind: 'url', url: 'https://photos.example/car.gif' },
+    };
+    await expect(w.create(owner, request)).rejects.toThrow(UnsupportedMediaTypeError);
+    expectNothingDone(w);
+  });
+
+  it('refuses a photo over the source size limit with 413', async () => {
+    const w = world();
+    const oversized = Buffer.concat([png(), Buffer.alloc(MAX_SOURCE_BYTES)]);
+    await expect(w.create(owner, uploadRequest('plate', oversized))).rejects.toThrow(PayloadTooLargeError);
+    expectNothingDone(w);
+  });
+
+  it('refuses a webhook_url on a private address with 400', async () => {
+    const w = world();
+    const request = uploadRequest('plate', png(), { requested: { webhookUrl: 'http://10.0.0.7/hook' } });
+    await expect(w.create(owner, request)).rejects.toThrow(BadRequestError);
+    expectNothingDone(w);
+  });
+});
+
+describe('createJob: a workflow that cannot start', () => {
+  it('answers 503, fails the job and gives its credits back', async () => {
+    const w = world();
+    const unavailable: WorkflowStarter = {
+      async start() {
+        const error = new Error('Rate exceeded');
+        error.name = 'ServiceUnavailable';
+        throw error;
+      },
+    };
+    const refused = createJob({ ...w.deps, workflow: unavailable }, owner, uploadRequest('plate'), {
+      route: 'jobs',
+      idempotencyKey: null,
+    });
+    await expect(refused).rejects.toThrow(TransientError);
+    await expect(refused).rejects.toMatchObject({ status: 503 });
+    const [job] = w.store.stored.values();
+    expect(job).toMatchObject({ status: 'failed', error: { code: 500 }, chargedCredits: 0 });
+    expect(w.balanceOf('key_1')).toEqual(untouched);
+  });
+});
+
+describe('createJob: callers', () => {
+  it('runs a master-key job without an account, reserving nothing', async () => {
+    const w = world();
+    const { status, job } = await w.create(master, uploadRequest('plate'));
+    expect(status).toBe(202);
+    expect(job).toMatchObject({
+      ownerId: 'master',
+      account: null,
+      costCredits: EDIT_COST,
+      reservedCredits: 0,
+    });
+    expect(w.balanceOf('key_1')).toEqual(untouched);
+    expect(w.store.started).toEqual([{ jobId: job.id, attempt: 1 }]);
+  });
+
+  it("reserves a guest's job from its trial balance and gives the session the job", async () => {
+    const w = world({ trial_1: STARTING_BALANCE });
+    const { job } = await w.create(guest, uploadRequest('plate'));
+    expect(job).toMatchObject({ ownerId: 'guest_sess_1', account: 'trial_1', reservedCredits: EDIT_COST });
+    expect(w.balanceOf('trial_1')).toEqual({
+      available: STARTING_BALANCE - EDIT_COST,
+      reserved: EDIT_COST,
+      usedTotal: 0,
+    });
+  });
+});
