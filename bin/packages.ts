@@ -23,6 +23,7 @@ import ts from 'typescript';
 import yazl from 'yazl';
 import { buildApp, type CfnTemplate } from '../lib/app.ts';
 import { handlerMetadataKey, inference, prebuilt, repoRoot, stackNames } from '../lib/config.ts';
+import { ESM_REQUIRE_BANNER } from '../lib/constructs/handler-function.ts';
 
 const run = promisify(execFile);
 const defaultOutRoot = path.join(repoRoot, 'dist', 'packages');
@@ -45,10 +46,6 @@ const common = {
   engines: rootManifest.engines,
 };
 
-/** Node's ESM output cannot `require`; some CommonJS dependencies do at run time (as handler-function.ts). */
-const requireBanner =
-  "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);";
-
 /**
  * One bundle of `entry`: ESM, or CommonJS for `require` (where `import.meta.url` is made from `__filename`,
  * so that lib/config.ts finds the package's own folder either way).
@@ -61,7 +58,7 @@ async function bundle(
   const format = options.format ?? 'esm';
   const shim =
     format === 'esm'
-      ? requireBanner
+      ? ESM_REQUIRE_BANNER
       : "const __photoJobsImportMetaUrl = require('node:url').pathToFileURL(__filename).href;";
   await build({
     entryPoints: [path.join(repoRoot, entry)],
@@ -351,7 +348,6 @@ async function buildPrebuilt(dir: string, assembly?: string) {
       ...Object.entries(assets.files).map(([hash, asset]) => [hash, asset.source.path] as const),
       ...Object.entries(assets.dockerImages).map(([hash, asset]) => [hash, asset.source.directory] as const),
     ]);
-    const target = path.join(dir, path.relative(repoRoot, prebuilt.dir));
     for (const resource of Object.values(template.Resources)) {
       const handler = resource.Metadata?.[handlerMetadataKey] as string | undefined;
       if (!handler) continue;
@@ -360,11 +356,10 @@ async function buildPrebuilt(dir: string, assembly?: string) {
       if (!hash) throw new Error(`no staged asset for ${handler}`);
       const staged = path.join(outdir, stagedBy.get(hash)!);
       if (handler === inference.handler)
-        await cp(staged, path.join(target, path.relative(prebuilt.dir, prebuilt.inferenceContext)), {
+        await cp(staged, path.join(dir, prebuilt.inferenceContext), {
           recursive: true,
         });
-      else
-        await zipFolder(staged, path.join(target, path.relative(prebuilt.dir, prebuilt.bundleOf(handler))));
+      else await zipFolder(staged, path.join(dir, prebuilt.bundleOf(handler)));
     }
   } finally {
     if (!assembly) await rm(outdir, { recursive: true, force: true });

@@ -71,14 +71,14 @@ export function bundledFilesOf(handler: string): ReadonlyArray<{ from: string; t
 }
 
 /**
- * What the construct package (bin/packages.ts) carries instead of sources: each zip function's
- * bundle as CDK built it from this repository (`<handler folder>.zip`), and the inference image's build
- * context as CDK staged it. A clone of the repository has no such folder and builds both at synth.
+ * What the construct package (bin/packages.ts) carries instead of sources, by path in the package: each
+ * zip function's bundle as CDK built it from this repository (`<handler folder>.zip`), and the inference
+ * image's build context as CDK staged it. A clone of the repository has no such folder and builds both at
+ * synth.
  */
 export const prebuilt = {
-  dir: join(repoRoot, 'prebuilt'),
-  bundleOf: (handler: string) => join(repoRoot, 'prebuilt', 'functions', `${dirname(handler)}.zip`),
-  inferenceContext: join(repoRoot, 'prebuilt', 'inference-image'),
+  bundleOf: (handler: string) => join('prebuilt', 'functions', `${dirname(handler)}.zip`),
+  inferenceContext: join('prebuilt', 'inference-image'),
 } as const;
 
 export const workflowHandlers = {

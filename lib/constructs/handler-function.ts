@@ -32,6 +32,13 @@ export const constructIdOf = (handler: string): string =>
  * The AWS SDK v3 is bundled rather than taken from the runtime: package.json pins it, and the runtime's
  * copy moves under us between deploys. With ESM output esbuild tree-shakes it to what a handler uses.
  */
+/**
+ * Some CommonJS dependencies call `require` at run time, which an ESM bundle does not define: every ESM
+ * bundle we build starts with this (the construct package's too, bin/packages.ts).
+ */
+export const ESM_REQUIRE_BANNER =
+  "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);";
+
 const bundling: nodejs.BundlingOptions = {
   format: nodejs.OutputFormat.ESM,
   target: 'node22',
@@ -43,9 +50,7 @@ const bundling: nodejs.BundlingOptions = {
   // Stack traces only need positions; leaving sources out keeps the zip small.
   sourcesContent: false,
   externalModules: [],
-  // Some CommonJS dependencies call `require` at run time, which an ESM bundle does not define.
-  banner:
-    "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);",
+  banner: ESM_REQUIRE_BANNER,
   // Bundle with the esbuild from devDependencies: offline, no Docker.
   forceDockerBundling: false,
 };
@@ -90,7 +95,7 @@ export function tagHandler(fn: lambda.IFunction, handler: string): void {
 }
 
 /** NodejsFunction's handler for an ESM bundle: `index.mjs`, exporting `handler`. */
-export const PREBUILT_HANDLER = 'index.handler';
+const PREBUILT_HANDLER = 'index.handler';
 
 /**
  * A zip Lambda built from one TypeScript entry file with the shared bundling settings. A missing entry file
@@ -113,7 +118,7 @@ export function createHandlerFunction(
     logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
     tracing: lambda.Tracing.ACTIVE,
   };
-  const prebuiltBundle = prebuilt.bundleOf(props.handler);
+  const prebuiltBundle = join(repoRoot, prebuilt.bundleOf(props.handler));
   const fn = existsSync(prebuiltBundle)
     ? new lambda.Function(scope, id, {
         ...settings,

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { Duration, Size } from 'aws-cdk-lib';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -36,7 +37,8 @@ export function createInferenceFunction(ctx: ServiceContext, props: InferencePro
   // Only when set: a build argument is part of the asset's hash, and an empty one changes nothing.
   const modelsBaseUrl = props.modelsBaseUrl ?? (process.env.MODELS_BASE_URL || undefined);
   // The construct package carries the context as CDK staged it from this repository (config.ts `prebuilt`).
-  const context = existsSync(prebuilt.inferenceContext) ? prebuilt.inferenceContext : repoRoot;
+  const prebuiltContext = join(repoRoot, prebuilt.inferenceContext);
+  const context = existsSync(prebuiltContext) ? prebuiltContext : repoRoot;
   const fn = new lambda.DockerImageFunction(ctx.scope, 'Inference', {
     code: lambda.DockerImageCode.fromImageAsset(context, {
       file: inference.dockerfile,
