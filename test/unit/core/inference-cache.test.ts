@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { NotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
-import type { ObjectStore } from '#core/ports.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
 import type { OperationRunner } from '#core/use-cases/run-inference.ts';
+import { memoryObjects } from './memory-ports.ts';
 
 const params: JobParams = {
   plateColor: '#141414',
@@ -15,23 +14,7 @@ const params: JobParams = {
 };
 
 function setup() {
-  const stored = new Map<string, Buffer>();
-  const objects: ObjectStore = {
-    async put(key, body) {
-      stored.set(key, body);
-    },
-    async get(key) {
-      const body = stored.get(key);
-      if (!body) throw new NotFoundError(key);
-      return body;
-    },
-    async delete(key) {
-      stored.delete(key);
-    },
-    async presignGet(key) {
-      return key;
-    },
-  };
+  const { store: objects, objects: stored } = memoryObjects();
   let runs = 0;
   const runner: OperationRunner = {
     async run() {
