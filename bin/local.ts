@@ -79,6 +79,8 @@ const stack = await startLocalStack({
   transactionConflicts: Number(process.env.LOCAL_DYNAMODB_TRANSACTION_CONFLICTS ?? 0),
   // PHOTO_JOBS_BUNDLED=1 runs the esbuild bundles that would be deployed instead of the sources.
   bundled: ['1', 'true'].includes(process.env.PHOTO_JOBS_BUNDLED ?? ''),
+  // A cloud assembly of these sources synthesized without bundling, read instead of synthesizing again.
+  assemblyDir: process.env.LOCAL_ASSEMBLY_DIR || undefined,
   rateLimits: {
     keyRate: rateFromEnv('RATE_LIMIT_KEY', DEFAULT_KEY_RATE),
     guestRate: rateFromEnv('RATE_LIMIT_GUEST', DEFAULT_GUEST_RATE),

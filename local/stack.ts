@@ -12,7 +12,7 @@ import { inferencePool } from './inference-pool.ts';
 import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
-import { type LocalFunction, readTopology } from './template.ts';
+import { type LocalFunction, readAssemblyTemplates, readTopology } from './template.ts';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const LOCAL_TABLE = 'photo-jobs-local';
@@ -52,6 +52,13 @@ export interface LocalStackOptions {
    * bundles run instead of the TypeScript sources. Starting takes the bundling time (about a minute).
    */
   bundled?: boolean;
+  /**
+   * A cloud assembly already synthesized without bundling (`synthesizeTemplates({ outdir })`, `cdk synth
+   * --output`): its templates are read instead of synthesizing the app again, which saves the seconds of
+   * loading aws-cdk-lib and synthesizing at each start. Only for an assembly of these very sources; the
+   * test servers use one kept under a hash of them (test/support/assembly.ts). Ignored with `bundled`.
+   */
+  assemblyDir?: string;
   /** The share (0..1) of overlapping DynamoDB transactions cancelled with TransactionConflict; default 0. */
   transactionConflicts?: number;
   /** API Gateway throttling as the local gateway applies it; absent: no limit. */
@@ -91,7 +98,6 @@ export async function readRunningStack(dataDir: string): Promise<LocalStack['end
  * stand-ins reached through the real AWS SDK clients.
  */
 export async function startLocalStack(options: LocalStackOptions): Promise<LocalStack> {
-  const { synthesizeTemplates } = await import('../lib/app.ts');
   // Under the repository, so that the inference bundle finds sharp and onnxruntime-node in node_modules
   // as it does in its image.
   const bundleDir = options.bundled
@@ -100,7 +106,13 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       )
     : undefined;
   const assemblyDir = bundleDir && path.join(bundleDir, 'cdk.out');
-  const templates = synthesizeTemplates({ bundle: Boolean(bundleDir), outdir: assemblyDir });
+  const templates =
+    options.assemblyDir && !bundleDir
+      ? await readAssemblyTemplates(options.assemblyDir)
+      : (await import('../lib/app.ts')).synthesizeTemplates({
+          bundle: Boolean(bundleDir),
+          outdir: assemblyDir,
+        });
   options.transformTemplates?.(templates);
   const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
   const modulePath = async (fn: LocalFunction): Promise<string> => {

@@ -1,4 +1,8 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
+import type { CfnTemplate } from '../lib/app.ts';
+import { stackNames } from '../lib/config.ts';
 
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
 export interface LocalTopology {
@@ -124,4 +128,18 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
     }
   }
   return topology;
+}
+
+/** The two stacks' templates as a synth wrote them into a cloud assembly folder. */
+export async function readAssemblyTemplates(
+  dir: string,
+): Promise<{ data: CfnTemplate; service: CfnTemplate }> {
+  const read = async (stack: string): Promise<CfnTemplate> => {
+    const file = path.join(dir, `${stack}.template.json`);
+    const text = await readFile(file, 'utf8').catch(() => {
+      throw new Error(`${file} is missing: is ${dir} a cloud assembly of this app?`);
+    });
+    return JSON.parse(text) as CfnTemplate;
+  };
+  return { data: await read(stackNames.data), service: await read(stackNames.service) };
 }

@@ -12,7 +12,7 @@ import { repoRoot, routes, workflowHandlers } from '../../lib/config.ts';
 import { startLocalDynamo } from '../../local/dynamodb.ts';
 import { startLocalS3 } from '../../local/s3.ts';
 import { type LocalFunction, readTopology } from '../../local/template.ts';
-import { bundledAssembly } from '../support/bundled-assembly.ts';
+import { bundledAssembly } from '../support/assembly.ts';
 
 /**
  * What is deployed is what is tested: the zip functions exactly as `cdk deploy` bundles them, and the
@@ -38,7 +38,7 @@ beforeAll(async () => {
   await mkdir(join(repoRoot, '.cache'), { recursive: true });
   // Under the repository, as the image puts node_modules next to its bundle.
   bundleDir = await mkdtemp(join(repoRoot, '.cache', 'bundled-test-'));
-  // The assembly `cdk deploy` would build, shared with the package tests (test/support/bundled-assembly.ts).
+  // The assembly `cdk deploy` would build, shared with the package tests (test/support/assembly.ts).
   const { dir: outdir, templates } = await bundledAssembly();
   const topology = readTopology([templates.data, templates.service], () => 'bundles-test');
   functions = [...topology.functions.values()];

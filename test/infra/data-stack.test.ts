@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { STORAGE_PREFIXES } from '../../layers/core/storage-layout.ts';
 import { resourcesOfType, synthesize } from './templates.ts';
 
-const { data, dataJson } = synthesize();
+const { data, dataJson } = await synthesize();
 
 describe('DataStack table', () => {
   it('is one on-demand table keyed by pk/sk with gsi1 and the sparse active index projecting everything', () => {

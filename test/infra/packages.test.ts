@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildPackage, PACKAGE_NAMES } from '../../bin/packages.ts';
 import { inference } from '../../lib/config.ts';
 import { PhotoJobs } from '../../lib/index.ts';
-import { bundledAssembly } from '../support/bundled-assembly.ts';
+import { bundledAssembly } from '../support/assembly.ts';
 import {
   type ConsumerKind,
   consumersAreWarm,

@@ -12,7 +12,7 @@ import {
 } from '../../lib/config.ts';
 import { type Resource, resourcesOfType, synthesize } from './templates.ts';
 
-const { serviceJson } = synthesize();
+const { serviceJson } = await synthesize();
 
 const exists = (handler: string) => existsSync(join(repoRoot, handler));
 const functions = resourcesOfType(serviceJson, 'AWS::Lambda::Function');

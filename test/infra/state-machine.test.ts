@@ -10,7 +10,7 @@ import {
 } from '../../lib/config.ts';
 import { resolveJoin, resourcesOfType, synthesize } from './templates.ts';
 
-const { serviceJson } = synthesize();
+const { serviceJson } = await synthesize();
 
 const [[, stateMachine] = []] = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
 const definitionString = resolveJoin(stateMachine?.Properties.DefinitionString);

@@ -1,5 +1,5 @@
 import { Template } from 'aws-cdk-lib/assertions';
-import { buildApp } from '../../lib/app.ts';
+import { plainAssembly } from '../support/assembly.ts';
 
 export interface Resource {
   Type: string;
@@ -9,12 +9,11 @@ export interface Resource {
   UpdateReplacePolicy?: string;
 }
 
-/** Both stacks, synthesized once per test file without bundling. */
-export function synthesize() {
-  // CDK's CloudFormation validation has its own test (synth.test.ts); here it would only cost seconds.
-  const { dataStack, serviceStack } = buildApp({ bundle: false, validate: false });
-  const data = Template.fromStack(dataStack);
-  const service = Template.fromStack(serviceStack);
+/** Both stacks, as synthesized without bundling once for the whole run (test/support/assembly.ts). */
+export async function synthesize() {
+  const { templates } = await plainAssembly();
+  const data = Template.fromJSON(templates.data);
+  const service = Template.fromJSON(templates.service);
   return {
     data,
     service,

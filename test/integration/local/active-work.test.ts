@@ -5,9 +5,9 @@ import { activeShard } from '#aws/dynamodb-items.ts';
 import { jobItem } from '#aws/dynamodb-jobs.ts';
 import type { Job, JobStatus } from '#core/jobs/job.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';
-import { synthesizeTemplates } from '../../../lib/app.ts';
 import { startLocalDynamo } from '../../../local/dynamodb.ts';
 import { readTopology } from '../../../local/template.ts';
+import { plainAssembly } from '../../support/assembly.ts';
 
 const TABLE = 'photo-jobs';
 
@@ -17,7 +17,7 @@ describe('active work from the sparse index', () => {
   let client: DynamoDBClient;
 
   beforeAll(async () => {
-    const templates = synthesizeTemplates({ bundle: false });
+    const { templates } = await plainAssembly();
     const { tables } = readTopology([templates.data, templates.service], () => TABLE);
     dynamo = await startLocalDynamo({ tables });
     client = new DynamoDBClient({

@@ -12,6 +12,7 @@ import { parseConfig } from '#config';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
+import { plainAssembly } from '../../support/assembly.ts';
 import { eventually } from '../../support/eventually.ts';
 import { expectDocumented } from './contract.ts';
 
@@ -54,6 +55,8 @@ export async function startServer(
   const masterKey = 'pjm_integration_master_key';
   const childEnv = {
     ...process.env,
+    // The app synthesized once for every server of the run (test/support/assembly.ts), not at each start.
+    LOCAL_ASSEMBLY_DIR: (await plainAssembly()).dir,
     PORT: '0',
     DATA_DIR: dataDir,
     MASTER_KEY: masterKey,

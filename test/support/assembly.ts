@@ -8,10 +8,13 @@ import type { CfnTemplate } from '../../lib/app.ts';
 import { repoRoot, stackNames } from '../../lib/config.ts';
 
 /**
- * The app synthesized with bundling on, as `cdk deploy` builds it: esbuild over every zip function, the
- * image context staged. It costs about a minute of CPU, so the tests that read it (bundles.test.ts, the
- * package tests) share one, kept in `.cache/` under a hash of what the synth reads: the tracked and new
- * files of the sources, the lockfile and cdk.json. A change to any of them makes a new one.
+ * The app synthesized once per change of its sources, for every test that reads it. Kept in `.cache/`
+ * under a hash of what the synth reads: the tracked and new files of the sources, the lockfile and
+ * cdk.json. A change to any of them makes a new one.
+ * - The plain assembly (no bundling, about 2 s): the servers the integration tests start run from it
+ *   (LOCAL_ASSEMBLY_DIR), and the infra tests and cfn-lint read its templates.
+ * - The bundled one, as `cdk deploy` builds it (esbuild over every zip function, the image context staged;
+ *   about a minute of CPU): bundles.test.ts and the package tests.
  */
 const READS = [
   'lib',
@@ -24,7 +27,9 @@ const READS = [
   'cdk.json',
 ];
 
+let hashOfInputs: string | undefined;
 function inputsHash(): string {
+  if (hashOfInputs) return hashOfInputs;
   const files = execFileSync(
     'git',
     ['ls-files', '--cached', '--others', '--exclude-standard', '--', ...READS],
@@ -42,24 +47,31 @@ function inputsHash(): string {
       .update(file)
       .update('\0')
       .update(readFileSync(path.join(repoRoot, file)));
-  return hash.digest('hex').slice(0, 16);
+  hashOfInputs = hash.digest('hex').slice(0, 16);
+  return hashOfInputs;
 }
 
 const STALE_LOCK_MS = 10 * 60_000;
 
-export interface BundledAssembly {
+export interface Assembly {
   /** The cloud assembly folder: templates, asset manifests and `asset.<hash>` folders. */
   dir: string;
   templates: { data: CfnTemplate; service: CfnTemplate };
 }
 
+/** The shared bundled assembly (see above). */
+export const bundledAssembly = (): Promise<Assembly> => cachedAssembly('assembly-bundled', true);
+
+/** The shared plain assembly (see above). */
+export const plainAssembly = (): Promise<Assembly> => cachedAssembly('assembly', false);
+
 /**
- * The shared bundled assembly, synthesized by the first caller; test files in other workers wait for it
- * (a lock folder) rather than run esbuild over the same sources at the same time.
+ * Synthesized by the first caller; test files in other workers wait for it (a lock folder) rather than
+ * synthesize the same sources at the same time.
  */
-export async function bundledAssembly(): Promise<BundledAssembly> {
+async function cachedAssembly(prefix: string, bundle: boolean): Promise<Assembly> {
   const cache = path.join(repoRoot, '.cache');
-  const dir = path.join(cache, `assembly-bundled-${inputsHash()}`);
+  const dir = path.join(cache, `${prefix}-${inputsHash()}`);
   const lock = `${dir}.lock`;
   await mkdir(cache, { recursive: true });
   while (!existsSync(dir)) {
@@ -77,11 +89,12 @@ export async function bundledAssembly(): Promise<BundledAssembly> {
         const building = `${dir}.building`;
         await rm(building, { recursive: true, force: true });
         const { synthesizeTemplates } = await import('../../lib/app.ts');
-        synthesizeTemplates({ bundle: true, outdir: building });
+        synthesizeTemplates({ bundle, outdir: building });
         await rename(building, dir);
-        // Older assemblies (about 90 MB each) are of sources that are gone.
+        // Older assemblies (a bundled one is about 90 MB) are of sources that are gone.
+        const older = new RegExp(`^${prefix}-[0-9a-f]{16}$`);
         for (const entry of await readdir(cache))
-          if (/^assembly-bundled-[0-9a-f]{16}$/.test(entry) && path.join(cache, entry) !== dir)
+          if (older.test(entry) && path.join(cache, entry) !== dir)
             await rm(path.join(cache, entry), { recursive: true, force: true });
       }
     } finally {
