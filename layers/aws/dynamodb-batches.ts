@@ -133,7 +133,7 @@ export function dynamodbBatches(
       if (!failed) return true;
       if (failed[0]) return false;
       const account = start?.reservation ? failed[writes.length - 2] : undefined;
-      if (start?.reservation && account) reservationRefused(start.reservation, account);
+      if (start?.reservation && account) reservationRefused(start.reservation, account, maxInFlight);
       throw new Error(`Updating batch ${before.id} was refused: ${JSON.stringify(failed)}`);
     },
   };

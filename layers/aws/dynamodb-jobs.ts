@@ -151,7 +151,7 @@ export function dynamodbJobs(
         const existing = await this.findIdempotent(claim.scope, claim.key);
         if (existing) return { inserted: false, existing };
       }
-      if (reservation && failed[1]) reservationRefused(reservation, failed[1]);
+      if (reservation && failed[1]) reservationRefused(reservation, failed[1], maxInFlight);
       throw new Error(`Storing job ${job.id} was refused: ${JSON.stringify(failed)}`);
     },
 
@@ -170,7 +170,7 @@ export function dynamodbJobs(
       const failed = await write(items);
       if (!failed) return true;
       if (failed[0]) return false;
-      if (movement?.kind === 'reserve' && failed[1]) reservationRefused(movement, failed[1]);
+      if (movement?.kind === 'reserve' && failed[1]) reservationRefused(movement, failed[1], maxInFlight);
       throw new Error(`Credit movement for job ${before.id} was refused: ${JSON.stringify(movement)}`);
     },
 
@@ -204,15 +204,11 @@ export function dynamodbJobs(
 }
 
 /** Tell "not enough credits" (402) from "too many jobs at once" (429) by the account as it was. */
-export function reservationRefused(reservation: CreditMovement, account: Item): never {
-  const available = num(account, 'available');
-  if (available < reservation.amount) {
-    throw new InsufficientCreditsError(
-      `This operation needs ${reservation.amount} credits; ${available} are available`,
-    );
-  }
-  throw new TooManyRequestsError(
-    `This account already has ${num(account, 'in_flight')} jobs queued or processing (limit: jobs in flight); wait for some to finish`,
-    { retryAfterSeconds: 5 },
+export function reservationRefused(reservation: CreditMovement, account: Item, maxInFlight: number): never {
+  const refusal = reservationRefusal(
+    { available: num(account, 'available'), inFlight: num(account, 'in_flight') },
+    reservation.amount,
+    maxInFlight,
   );
+  throw refusal ?? new Error(`The reservation for job ${reservation.jobId} was refused by neither guard`);
 }

@@ -1,4 +1,4 @@
-import { InsufficientCreditsError } from '../errors.ts';
+import { InsufficientCreditsError, TooManyRequestsError } from '../errors.ts';
 import { PRICES } from '../jobs/operations.ts';
 
 /** Spec section 8, as the operation registry states them. */
@@ -14,13 +14,35 @@ export interface CreditAccount {
   usedTotal: number;
 }
 
-export function reserve(account: CreditAccount, amount: number): CreditAccount {
-  if (!Number.isInteger(amount) || amount < 0) throw new RangeError(`invalid reservation ${amount}`);
-  if (account.available < amount) {
-    throw new InsufficientCreditsError(
+/** How soon a caller at the in-flight limit may try again (`Retry-After`). */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Why a reservation is refused, if it is: too few credits (402) comes first, then the account's jobs
+ * queued or processing at the limit (429, MAX_JOBS_IN_FLIGHT). The stores apply the same two guards in
+ * the write itself (the DynamoDB condition), and name the refusal with this.
+ */
+export function reservationRefusal(
+  account: { available: number; inFlight: number },
+  amount: number,
+  maxInFlight: number,
+): InsufficientCreditsError | TooManyRequestsError | null {
+  if (account.available < amount)
+    return new InsufficientCreditsError(
       `This operation needs ${amount} credits; ${account.available} are available`,
     );
-  }
+  if (account.inFlight >= maxInFlight)
+    return new TooManyRequestsError(
+      `This account already has ${account.inFlight} jobs queued or processing (limit: jobs in flight); wait for some to finish`,
+      { retryAfterSeconds: IN_FLIGHT_RETRY_AFTER_SECONDS },
+    );
+  return null;
+}
+
+export function reserve(account: CreditAccount, amount: number): CreditAccount {
+  if (!Number.isInteger(amount) || amount < 0) throw new RangeError(`invalid reservation ${amount}`);
+  const refusal = reservationRefusal({ available: account.available, inFlight: 0 }, amount, Infinity);
+  if (refusal) throw refusal;
   return { ...account, available: account.available - amount, reserved: account.reserved + amount };
 }
 

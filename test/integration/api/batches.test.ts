@@ -11,6 +11,7 @@ import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { sniffImageType } from '#core/images.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
 import { eventually } from '../../support/eventually.ts';
+import { bySoak } from '../../support/soak.ts';
 import {
   type ApiResponse,
   api,
@@ -40,6 +41,12 @@ function batchForm(archive: Buffer, fields: Record<string, string> = {}): FormDa
   form.append('archive', new Blob([archive], { type: 'application/zip' }), 'photos.zip');
   return form;
 }
+
+/**
+ * A ZIP large enough that pausing after two photos leaves some queued behind the running ones (the batch
+ * runs a few at once); 50 in the soak tier.
+ */
+const PHOTOS_IN_ZIP = bySoak(12, 50);
 
 /** `count` view photos as `views/<n>-<name>` (the first `count` of the sorted folder). */
 function viewPhotos(count: number, folder = 'views'): Record<string, Buffer> {
@@ -241,14 +248,14 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     await c.waitForBatch(id, finished);
   });
 
-  it('takes a 50-photo ZIP, pauses and resumes it, and returns a ZIP with a manifest; credits = 5 × succeeded', async () => {
+  it(`takes a ${PHOTOS_IN_ZIP}-photo ZIP, pauses and resumes it, and returns a ZIP with a manifest; credits = 5 × succeeded`, async () => {
     const key = await server.createKey(300);
     const c = client(key);
-    const archive = await zipOf(viewPhotos(50, 'cars'));
+    const archive = await zipOf(viewPhotos(PHOTOS_IN_ZIP, 'cars'));
     const created = await c.postForm('/batches', batchForm(archive));
     expect(created.status).toBe(202);
     const id = created.body.batch.id as string;
-    expect(created.body.batch.counts).toMatchObject({ total: 50, skipped: 0 });
+    expect(created.body.batch.counts).toMatchObject({ total: PHOTOS_IN_ZIP, skipped: 0 });
 
     await c.waitForBatch(id, (batch) => batch.counts.succeeded + batch.counts.failed >= 2);
     const paused = await c.postForm(`/batches/${id}/pause`, new FormData());
@@ -276,7 +283,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     expect(resumed.body.batch.status).toBe('processing');
     const done = await c.waitForBatch(id, finished, 150_000);
     expect(done.status).toBe('completed');
-    expect(done.counts.succeeded + done.counts.failed).toBe(50);
+    expect(done.counts.succeeded + done.counts.failed).toBe(PHOTOS_IN_ZIP);
     expect(done.cost_credits).toBe(5 * done.counts.succeeded);
     expect(await c.quota()).toMatchObject({
       remaining: 300 - 5 * done.counts.succeeded,
@@ -286,7 +293,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     const download = await c.download(id);
     expect(download.status).toBe(302);
     const manifest = JSON.parse(download.files['manifest.json']!.toString());
-    expect(manifest.items).toHaveLength(50);
+    expect(manifest.items).toHaveLength(PHOTOS_IN_ZIP);
     expect(manifest.counts).toEqual(done.counts);
     const succeededNames = done.items
       .filter((item: { status: string }) => item.status === 'succeeded')
@@ -300,7 +307,7 @@ describe.skipIf(!hasShared)('batches on the local server (real model, real photo
     for (const item of manifest.items) {
       expect(item.outputs).toEqual(item.status === 'succeeded' ? [item.name] : []);
     }
-  }, 300_000); // 50 real photos through the model: its own waits add up past the project's 120 s
+  }, 300_000); // real photos through the model: its own waits add up past the project's 120 s
 
   it('cancels mid-way: waiting items never reserve, running ones release, nothing more starts', async () => {
     const key = await server.createKey(300);
