@@ -5,7 +5,7 @@ import {
   type QueryCommandInput,
   type TransactWriteItem,
 } from '@aws-sdk/client-dynamodb';
-import { InsufficientCreditsError, TooManyRequestsError } from '#core/errors.ts';
+import { reservationRefusal } from '#core/credits/credits.ts';
 import { IDEMPOTENCY_TTL_SECONDS, type IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { CreditMovement, IdempotencyClaim, JobRepository } from '#core/ports.ts';

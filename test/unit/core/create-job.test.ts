@@ -83,8 +83,8 @@ function memoryAssets(): AssetRepository {
   };
 }
 
-function world(balances: Record<string, number> = { key_1: STARTING_BALANCE }) {
-  const store = memoryStore(balances);
+function world(balances: Record<string, number> = { key_1: STARTING_BALANCE }, maxInFlight = Infinity) {
+  const store = memoryStore(balances, { maxInFlight });
   const storage = memoryObjects();
   const web = new Map<string, UploadedFile>();
   const downloads: string[] = [];
@@ -232,6 +232,41 @@ describe('createJob: not enough credits', () => {
     expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: EDIT_COST, usedTotal: 0 });
     expect(w.store.stored.size).toBe(1);
     expect(w.store.started).toHaveLength(1);
+  });
+});
+
+describe('createJob: jobs in flight (429)', () => {
+  it('refuses with 429 and Retry-After the job past the limit, storing, reserving and starting nothing', async () => {
+    const w = world({ key_1: STARTING_BALANCE }, 2);
+    await w.create(owner, uploadRequest('plate'));
+    await w.create(owner, uploadRequest('analyze'));
+    const before = { ...w.balanceOf('key_1') };
+    const refused = w.create(owner, uploadRequest('analyze'));
+    await expect(refused).rejects.toMatchObject({ status: 429, code: 429, retryAfterSeconds: 5 });
+    await expect(refused).rejects.toThrow(/already has 2 jobs queued or processing/);
+    expect(w.balanceOf('key_1')).toEqual(before);
+    expect(w.store.stored.size).toBe(2);
+    expect(w.store.started).toHaveLength(2);
+  });
+
+  it('says 402, not 429, to a caller who could not pay anyway', async () => {
+    const w = world({ key_1: EDIT_COST }, 1);
+    await w.create(owner, uploadRequest('plate'));
+    await expect(w.create(owner, uploadRequest('plate'))).rejects.toMatchObject({ status: 402 });
+  });
+
+  it('takes a job again once one in flight has ended, and counts each account on its own', async () => {
+    const w = world({ key_1: STARTING_BALANCE, key_2: STARTING_BALANCE }, 1);
+    const { job } = await w.create(owner, uploadRequest('plate'));
+    await expect(w.create(owner, uploadRequest('plate'))).rejects.toMatchObject({ status: 429 });
+    expect((await w.create(otherKey, uploadRequest('plate'))).status).toBe(202);
+    await prepareJob(w.store, job.id);
+    await settleJob(w.store, {
+      jobId: job.id,
+      outcome: 'failure',
+      failure: { Error: 'PlateNotFoundError', Cause: JSON.stringify({ errorMessage: 'no plate' }) },
+    });
+    expect((await w.create(owner, uploadRequest('plate'))).status).toBe(202);
   });
 });
 

@@ -1,4 +1,4 @@
-import { type CreditAccount, reserve, settle } from '#core/credits/credits.ts';
+import { type CreditAccount, reservationRefusal, reserve, settle } from '#core/credits/credits.ts';
 import { NotFoundError } from '#core/errors.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
@@ -14,21 +14,44 @@ import type {
 } from '#core/ports.ts';
 import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
 
-/** In-memory ports with the same all-or-nothing semantics as the DynamoDB adapters. */
-export function memoryStore(accounts: Record<string, number> = {}) {
+/**
+ * In-memory ports with the same all-or-nothing semantics as the DynamoDB adapters, the jobs in flight per
+ * account included (each reservation opens one, its settlement closes it; at `maxInFlight`, 429).
+ */
+export function memoryStore(accounts: Record<string, number> = {}, options: { maxInFlight?: number } = {}) {
+  const maxInFlight = options.maxInFlight ?? Infinity;
   const jobs = new Map<string, Job>();
   const claims = new Map<string, IdempotencyRecord>();
   const balances = new Map<string, CreditAccount>(
     Object.entries(accounts).map(([id, available]) => [id, { available, reserved: 0, usedTotal: 0 }]),
   );
+  const inFlight = new Map<string, number>();
 
+  /** The account after the movement, and a commit that moves its in-flight count too; throws when refused. */
   const applied = (movement: CreditMovement | null) => {
     if (!movement) return null;
     const account = balances.get(movement.account);
     if (!account) throw new Error(`no account ${movement.account}`);
-    return movement.kind === 'reserve'
-      ? reserve(account, movement.amount)
-      : settle(account, movement.amount, movement.kind);
+    const open = inFlight.get(movement.account) ?? 0;
+    if (movement.kind === 'reserve') {
+      const refusal = reservationRefusal(
+        { available: account.available, inFlight: open },
+        movement.amount,
+        maxInFlight,
+      );
+      if (refusal) throw refusal;
+    }
+    const after =
+      movement.kind === 'reserve'
+        ? reserve(account, movement.amount)
+        : settle(account, movement.amount, movement.kind);
+    return {
+      after,
+      commit() {
+        balances.set(movement.account, after);
+        inFlight.set(movement.account, Math.max(0, open + (movement.kind === 'reserve' ? 1 : -1)));
+      },
+    };
   };
 
   const repository: JobRepository = {
@@ -42,17 +65,17 @@ export function memoryStore(accounts: Record<string, number> = {}) {
       if (claim && claims.has(`${claim.scope}#${claim.key}`)) {
         return { inserted: false, existing: claims.get(`${claim.scope}#${claim.key}`)! };
       }
-      const account = applied(reservation);
+      const movement = applied(reservation);
       jobs.set(job.id, job);
-      if (account) balances.set(reservation!.account, account);
+      movement?.commit();
       if (claim) claims.set(`${claim.scope}#${claim.key}`, { jobId: job.id, fingerprint: claim.fingerprint });
       return { inserted: true };
     },
     async update(before, after, movement) {
       if (jobs.get(before.id)?.version !== before.version) return false;
-      const account = applied(movement);
+      const moved = applied(movement);
       jobs.set(after.id, after);
-      if (account) balances.set(movement!.account, account);
+      moved?.commit();
       return true;
     },
     async listByOwner(ownerId, page) {
@@ -79,6 +102,7 @@ export function memoryStore(accounts: Record<string, number> = {}) {
     clock,
     files: memoryFiles(clock).repository,
     balances,
+    inFlight,
     started,
     stored: jobs,
   };
