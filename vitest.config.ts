@@ -1,19 +1,4 @@
 import { defineConfig } from 'vitest/config';
-import { BaseSequencer, type TestSpecification } from 'vitest/node';
-
-/**
- * Vitest's order (slowest or largest first), except that the files which only read the bundled assembly go
- * last. The package tests synthesize it first thing (about a minute and a half); a file that waited for it
- * from the start would hold one of the two workers idle all that time.
- */
-class BundledReadersLast extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files);
-    const readsBundled = (file: TestSpecification) => file.moduleId.endsWith('test/infra/bundles.test.ts');
-    return [...sorted.filter((file) => !readsBundled(file)), ...sorted.filter(readsBundled)];
-  }
-}
-
 /** Unit files that set process-wide state (see the unit project). */
 const UNIT_ISOLATED = [
   'test/unit/aws/clients.test.ts',
@@ -27,7 +12,6 @@ const UNIT_ISOLATED = [
 export default defineConfig({
   test: {
     maxWorkers: 2,
-    sequence: { sequencer: BundledReadersLast },
     projects: [
       // The unit files share their modules within a worker (isolate: false): importing the layers afresh
       // for each file cost more than its tests. The files that change what a module keeps (the environment
