@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+
 /** Unit files that set process-wide state (see the unit project). */
 const UNIT_ISOLATED = [
   'test/unit/aws/clients.test.ts',
