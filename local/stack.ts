@@ -53,9 +53,9 @@ export interface LocalStackOptions {
    */
   bundled?: boolean;
   /**
-   * A cloud assembly already synthesized without bundling (`synthesizeTemplates({ outdir })`, `cdk synth
-   * --output`): its templates are read instead of synthesizing the app again, which saves the seconds of
-   * loading aws-cdk-lib and synthesizing at each start. Only for an assembly of these very sources; the
+   * A cloud assembly already synthesized without bundling (`synthesizeTemplates({ bundle: false, outdir })`
+   * of lib/app.ts): its templates are read instead of synthesizing the app again, which saves the seconds
+   * of loading aws-cdk-lib and synthesizing at each start. Only for an assembly of these very sources; the
    * test servers use one kept under a hash of them (test/support/assembly.ts). Ignored with `bundled`.
    */
   assemblyDir?: string;

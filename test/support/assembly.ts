@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CfnTemplate } from '../../lib/app.ts';
-import { repoRoot, stackNames } from '../../lib/config.ts';
+import { repoRoot } from '../../lib/config.ts';
+import { readAssemblyTemplates } from '../../local/template.ts';
 
 /**
  * The app synthesized once per change of its sources, for every test that reads it. Kept in `.cache/`
@@ -101,10 +102,5 @@ async function cachedAssembly(prefix: string, bundle: boolean): Promise<Assembly
       await rm(lock, { recursive: true, force: true });
     }
   }
-  const template = async (stack: string) =>
-    JSON.parse(await readFile(path.join(dir, `${stack}.template.json`), 'utf8')) as CfnTemplate;
-  return {
-    dir,
-    templates: { data: await template(stackNames.data), service: await template(stackNames.service) },
-  };
+  return { dir, templates: await readAssemblyTemplates(dir) };
 }

@@ -15,7 +15,7 @@ export interface CreditAccount {
 }
 
 /** How soon a caller at the in-flight limit may try again (`Retry-After`). */
-export const IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
+const IN_FLIGHT_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Why a reservation is refused, if it is: too few credits (402) comes first, then the account's jobs

@@ -102,7 +102,6 @@ export function memoryStore(accounts: Record<string, number> = {}, options: { ma
     clock,
     files: memoryFiles(clock).repository,
     balances,
-    inFlight,
     started,
     stored: jobs,
   };
