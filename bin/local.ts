@@ -81,6 +81,8 @@ const stack = await startLocalStack({
   bundled: ['1', 'true'].includes(process.env.PHOTO_JOBS_BUNDLED ?? ''),
   // A cloud assembly of these sources synthesized without bundling, read instead of synthesizing again.
   assemblyDir: process.env.LOCAL_ASSEMBLY_DIR || undefined,
+  // Another module for the image function's handler (tests whose subject is not vision run one without models).
+  inferenceHandler: process.env.LOCAL_INFERENCE_HANDLER || undefined,
   rateLimits: {
     keyRate: rateFromEnv('RATE_LIMIT_KEY', DEFAULT_KEY_RATE),
     guestRate: rateFromEnv('RATE_LIMIT_GUEST', DEFAULT_GUEST_RATE),

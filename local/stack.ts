@@ -59,6 +59,12 @@ export interface LocalStackOptions {
    * test servers use one kept under a hash of them (test/support/assembly.ts). Ignored with `bundled`.
    */
   assemblyDir?: string;
+  /**
+   * A module (repo-relative or absolute) whose `handler` the container-image function runs instead of the
+   * template's, as a Lambda would run another image: the test servers whose subject is the API, not
+   * vision, name test/support/marker-inference.ts. Ignored with `bundled`, which runs what would deploy.
+   */
+  inferenceHandler?: string;
   /** The share (0..1) of overlapping DynamoDB transactions cancelled with TransactionConflict; default 0. */
   transactionConflicts?: number;
   /** API Gateway throttling as the local gateway applies it; absent: no limit. */
@@ -116,7 +122,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   options.transformTemplates?.(templates);
   const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
   const modulePath = async (fn: LocalFunction): Promise<string> => {
-    if (!bundleDir || !assemblyDir) return fn.handler;
+    if (!bundleDir || !assemblyDir) return (fn.image && options.inferenceHandler) || fn.handler;
     if (fn.image) {
       const { bundleInference } = await import('../functions/inference/bundle.ts');
       // Two levels below the repository, as layers/vision/models.ts sits: it finds the same model folders.

@@ -1,5 +1,7 @@
 import middy from '@middy/core';
 import { logger, observability, recordInferenceDuration } from '#aws/observability.ts';
+import type { Config } from '#config';
+import type { Operation } from '#core/jobs/operations.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
 import {
   type InferenceResult,
@@ -10,23 +12,34 @@ import {
 import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
 import { inferenceDeps } from '#wiring/inference.ts';
 
-let runner: OperationRunner | undefined;
+/** What runs the operations: made once per container, and the identity of its models for the cache. */
+export interface VisionEngine {
+  runner(config: Config): OperationRunner;
+  modelKey(operation: Operation): string;
+}
 
-/** The container-image function: runs the models for one job (or reuses an identical earlier run). */
-export const handler = middy<WorkOrder, InferenceResult>()
-  .use(observability((order: WorkOrder) => ({ jobId: order.jobId })))
-  .handler(async (order) => {
-    const d = inferenceDeps();
-    runner ??= cachedRunner(
-      onnxOperationRunner({ modelsDir: d.config.MODELS_DIR, threads: d.config.INFERENCE_THREADS }),
-      { objects: d.objects, modelKey: modelKeyOf },
-    );
-    const started = performance.now();
-    try {
-      return await runInference({ objects: d.objects, runner }, order);
-    } finally {
-      const milliseconds = Math.round(performance.now() - started);
-      recordInferenceDuration(order.operation, milliseconds);
-      logger.info('inference finished', { operation: order.operation, duration_ms: milliseconds });
-    }
-  });
+/** The inference function over an engine: one job's run (or the reuse of an identical earlier run). */
+export function inferenceHandler(engine: VisionEngine) {
+  let runner: OperationRunner | undefined;
+  return middy<WorkOrder, InferenceResult>()
+    .use(observability((order: WorkOrder) => ({ jobId: order.jobId })))
+    .handler(async (order) => {
+      const d = inferenceDeps();
+      runner ??= cachedRunner(engine.runner(d.config), { objects: d.objects, modelKey: engine.modelKey });
+      const started = performance.now();
+      try {
+        return await runInference({ objects: d.objects, runner }, order);
+      } finally {
+        const milliseconds = Math.round(performance.now() - started);
+        recordInferenceDuration(order.operation, milliseconds);
+        logger.info('inference finished', { operation: order.operation, duration_ms: milliseconds });
+      }
+    });
+}
+
+/** The container-image function: the ONNX models. */
+export const handler = inferenceHandler({
+  runner: (config) =>
+    onnxOperationRunner({ modelsDir: config.MODELS_DIR, threads: config.INFERENCE_THREADS }),
+  modelKey: modelKeyOf,
+});

@@ -39,7 +39,7 @@ export function encodeMask(matte: Matte, maxWidth: number | null = null): Promis
  * JPEG as any greyscale photo), at most `maxWidth` wide; named after the operation and published under
  * `url`, its own `<operation>_url` and `mask_url`.
  */
-async function maskFile(
+export async function maskFile(
   operation: 'plate_mask' | 'background_mask',
   matte: Matte,
   options: OutputOptions,

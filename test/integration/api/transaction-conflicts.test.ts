@@ -3,19 +3,15 @@ import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
 import { balanceFromLedger } from '#core/credits/ledger.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { LOCAL_TABLE } from '../../../local/stack.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
 import {
   adminDynamo,
   api,
-  evalPhotoForm,
-  hasShared,
   type RunningServer,
   startServer,
+  WITHOUT_MODELS,
 } from '../support/local-server.ts';
 
-/** analyze (1 credit) succeeds on it. */
-const LISTING_EXTERIOR = 'views/LABELED(front)audi_a4__595804076s.jpg';
-/** plate (5 credits) fails on it with 803: its 5 credits are released. */
-const INTERIOR = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
 const JOBS = 40;
 const START_CREDITS = 200;
 
@@ -24,11 +20,12 @@ const START_CREDITS = 200;
  * release writes the key's account item, so one key's concurrent jobs collide all the time; the local
  * table is told to cancel 30% of the overlapping ones.
  */
-describe.skipIf(!hasShared)('jobs under injected DynamoDB transaction conflicts', () => {
+describe('jobs under injected DynamoDB transaction conflicts', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
     server = await startServer({
+      ...WITHOUT_MODELS,
       LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.3',
       MAX_JOBS_IN_FLIGHT: '1000',
       RATE_LIMIT_KEY_BURST: '1000',
@@ -45,15 +42,20 @@ describe.skipIf(!hasShared)('jobs under injected DynamoDB transaction conflicts'
     const key = await server.createKey(START_CREDITS);
     const client = api(server, key);
     const failing = (i: number) => i % 2 === 1;
+    // analyze (1 credit) succeeds on a photo with a plate; plate (5 credits) fails with 803 on one without,
+    // and its 5 credits are released.
+    const [withPlate, withoutPlate] = await Promise.all([markedPhoto(), markedPhoto({ plate: false })]);
     const created = await Promise.all(
-      Array.from({ length: JOBS }, (_, i) =>
-        client.postForm(
-          '/jobs',
-          failing(i)
-            ? evalPhotoForm(INTERIOR, { mode: 'plate' })
-            : evalPhotoForm(LISTING_EXTERIOR, { mode: 'analyze' }),
-        ),
-      ),
+      Array.from({ length: JOBS }, (_, i) => {
+        const form = new FormData();
+        form.append('mode', failing(i) ? 'plate' : 'analyze');
+        form.append(
+          'file',
+          new Blob([failing(i) ? withoutPlate : withPlate], { type: 'image/jpeg' }),
+          'car.jpg',
+        );
+        return client.postForm('/jobs', form);
+      }),
     );
     expect(created.map((response) => response.status)).toEqual(Array(JOBS).fill(202));
 

@@ -20,6 +20,13 @@ export const REPO_ROOT = path.resolve(import.meta.dirname, '..', '..', '..');
 export const SHARED = path.resolve(REPO_ROOT, '..', 'shared');
 export const hasShared = existsSync(path.join(SHARED, 'models')) && existsSync(path.join(SHARED, 'eval'));
 
+/**
+ * For `startServer` where the subject is the API, not vision: the inference function runs the marker runner
+ * (test/support/marker-vision.ts) instead of the models, so a job takes milliseconds and its outcome is
+ * decided by the photo (`markedPhoto`). The vision tests, the smoke test and the console keep the models.
+ */
+export const WITHOUT_MODELS = { LOCAL_INFERENCE_HANDLER: 'test/support/marker-inference.ts' } as const;
+
 export interface RunningServer {
   baseUrl: string;
   origin: string;
