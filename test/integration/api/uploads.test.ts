@@ -1,31 +1,27 @@
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openZipBuffer, zipBuffer } from '#aws/zip-archives.ts';
 import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { eventually } from '../../support/eventually.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
 import {
   api,
   batchDownload,
-  hasShared,
   type JsonBody,
   type RunningServer,
-  SHARED,
   startServer,
+  WITHOUT_MODELS,
 } from '../support/local-server.ts';
 
-const EVAL = path.join(SHARED, 'eval');
 const MB = 1024 * 1024;
 
 /**
- * A 40-megapixel JPEG over 15 MB: an eval photo upscaled to 7746x5164 with fine noise (as a high-ISO
- * camera writes it), made in memory for this run and never stored in the repository.
+ * A 40-megapixel JPEG over 15 MB: a car with a marker plate (the subject here is uploads, not vision) at
+ * 7746x5164 with fine noise (as a high-ISO camera writes it), made in memory for this run.
  */
 async function bigPhoto(): Promise<Buffer> {
-  const { data, info } = await sharp(path.join(EVAL, 'plates/eu/eu3.jpg'))
-    .resize(7746, 5164, { fit: 'fill' })
+  const { data, info } = await sharp(await markedPhoto({ width: 7746, height: 5164, format: 'png' }))
     .raw()
     .toBuffer({ resolveWithObject: true });
   const noise = randomBytes(data.length);
@@ -36,10 +32,10 @@ async function bigPhoto(): Promise<Buffer> {
     .toBuffer();
 }
 
-describe.skipIf(!hasShared)('direct uploads on the local server', () => {
+describe('direct uploads on the local server', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer(WITHOUT_MODELS);
   });
   afterAll(async () => {
     await server?.stop();
@@ -91,7 +87,7 @@ describe.skipIf(!hasShared)('direct uploads on the local server', () => {
     const key = await server.createKey(20);
     const other = await server.createKey(20);
     const c = api(server, key);
-    const photo = readFileSync(path.join(EVAL, 'plates/eu/eu3.jpg'));
+    const photo = await markedPhoto();
 
     // Storage checks the signature: another type, or more bytes than declared, is 403 there.
     const opened = (await c.postJson('/uploads', { content_type: 'image/jpeg', size: photo.length })).body;
@@ -153,15 +149,11 @@ describe.skipIf(!hasShared)('direct uploads on the local server', () => {
   it('takes a ZIP over 100 MB through /uploads to a finished batch whose download has a manifest', async () => {
     const key = await server.createKey(50);
     const c = api(server, key);
-    const views = readdirSync(path.join(EVAL, 'views')).sort().slice(0, 3);
-    // Three real photos and three 35 MB camera clips (incompressible, stored): the clips are skipped
+    const photos = await Promise.all([0, 1, 2].map((seed) => markedPhoto({ seed })));
+    // Three photos and three 35 MB camera clips (incompressible, stored): the clips are skipped
     // items after their first bytes are read, so the batch is honest and still quick.
     const archive = await zipBuffer([
-      ...views.map((name, i) => ({
-        name: `photos/${i}.jpg`,
-        data: readFileSync(path.join(EVAL, 'views', name)),
-        compress: false,
-      })),
+      ...photos.map((data, i) => ({ name: `photos/${i}.jpg`, data, compress: false })),
       ...[0, 1, 2].map((i) => ({ name: `clips/clip-${i}.mov`, data: randomBytes(35 * MB), compress: false })),
     ]);
     expect(archive.length).toBeGreaterThan(100 * MB);
