@@ -1,14 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
+import { api, photoForm, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
-const PLATE_PHOTO = 'plates/eu/eu1.jpg';
-const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
+/** The subject here is the API: photos for the marker runner, with a plate (jobs succeed) and without (803). */
+let PLATE_PHOTO: Buffer;
+let NO_PLATE_PHOTO: Buffer;
 
-describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy routes', () => {
+describe('jobs API: listing, cancel, retry and the legacy routes', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    server = await startServer();
+    [server, PLATE_PHOTO, NO_PLATE_PHOTO] = await Promise.all([
+      startServer(WITHOUT_MODELS),
+      markedPhoto(),
+      markedPhoto({ plate: false }),
+    ]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -19,9 +25,9 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const client = api(server, key);
     const ids: string[] = [];
     for (const file of [PLATE_PHOTO, NO_PLATE_PHOTO, PLATE_PHOTO]) {
-      ids.push((await client.postForm('/jobs', evalPhotoForm(file))).body.id);
+      ids.push((await client.postForm('/jobs', photoForm(file))).body.id);
     }
-    await api(server, await server.createKey(5)).postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
+    await api(server, await server.createKey(5)).postForm('/jobs', photoForm(PLATE_PHOTO));
     for (const id of ids) await client.waitForJob(id);
 
     const first = await client.get('/jobs?limit=2');
@@ -52,7 +58,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
 
   it('retries a failed job with a new reservation, and refuses to retry or cancel a finished one', async () => {
     const client = api(server, await server.createKey(10));
-    const created = await client.postForm('/jobs', evalPhotoForm(NO_PLATE_PHOTO));
+    const created = await client.postForm('/jobs', photoForm(NO_PLATE_PHOTO));
     const failed = await client.waitForJob(created.body.id);
     expect(failed.body).toMatchObject({ status: 'failed', code: 803, quota: { remaining: 10 } });
 
@@ -67,7 +73,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const again = await client.waitForJob(created.body.id);
     expect(again.body).toMatchObject({ status: 'failed', code: 803, attempts: 2, quota: { remaining: 10 } });
 
-    const ok = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
+    const ok = await client.postForm('/jobs', photoForm(PLATE_PHOTO));
     await client.waitForJob(ok.body.id);
     expect((await client.postJson(`/jobs/${ok.body.id}/retry`, {})).status).toBe(409);
     expect((await client.postJson('/jobs/job_doesnotexist000000000000/retry', {})).status).toBe(404);
@@ -77,7 +83,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const client = api(server, await server.createKey(15));
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const created = await client.postForm('/jobs', evalPhotoForm(PLATE_PHOTO));
+      const created = await client.postForm('/jobs', photoForm(PLATE_PHOTO));
       // Spec, states table: a job accepted answers with `job_id` and `status_url`, the path to poll.
       expect(created.status).toBe(202);
       expect(created.body.status_url).toBe(`/api/v1/jobs/${created.body.job_id}`);
@@ -99,7 +105,7 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
     const client = api(server, await server.createKey(10));
     const created = await client.postForm(
       '/process',
-      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }),
+      photoForm(PLATE_PHOTO, { mode: 'plate', plate_color: 'white' }),
     );
     expect(created.status).toBe(202);
     expect(created.body).toEqual({
@@ -128,13 +134,13 @@ describe.skipIf(!hasShared)('jobs API: listing, cancel, retry and the legacy rou
       plate_mask_only: false,
       quota: { remaining: 5, credits_remaining: 5 },
     });
-    const refused = await client.postForm('/process', evalPhotoForm(PLATE_PHOTO, { mode: 'analyze' }));
+    const refused = await client.postForm('/process', photoForm(PLATE_PHOTO, { mode: 'analyze' }));
     expect(refused.status).toBe(400);
   });
 
   it('answers the legacy /analyze creation response and charges 1 credit', async () => {
     const client = api(server, await server.createKey(3));
-    const created = await client.postForm('/analyze', evalPhotoForm(PLATE_PHOTO));
+    const created = await client.postForm('/analyze', photoForm(PLATE_PHOTO));
     expect(created.status).toBe(202);
     expect(created.body).toEqual({
       result: true,

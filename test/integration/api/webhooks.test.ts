@@ -3,10 +3,12 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSignatureHeader, verifySignature } from '#core/webhooks/signature.ts';
 import { eventually } from '../../support/eventually.ts';
-import { api, evalPhotoForm, hasShared, type RunningServer, startServer } from '../support/local-server.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
+import { api, photoForm, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
-const PLATE_PHOTO = 'plates/eu/eu1.jpg';
-const NO_PLATE_PHOTO = 'interiors/LABELED(in)audi_a4__595804083s.jpg';
+/** The subject here is the API: photos for the marker runner, with a plate (jobs succeed) and without (803). */
+let PLATE_PHOTO: Buffer;
+let NO_PLATE_PHOTO: Buffer;
 /** Short attempts so that a receiver that never answers uses up all 8 attempts in a few seconds. */
 const ATTEMPT_TIMEOUT_MS = 400;
 
@@ -58,7 +60,7 @@ async function startReceiver() {
 
 const header = (r: Received, name: string) => r.headers[name.toLowerCase()] as string | undefined;
 
-describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local server', () => {
+describe('webhooks, delivery log and job events on the local server', () => {
   let server: RunningServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let key: string;
@@ -68,7 +70,9 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
   let silentJobId: string;
 
   beforeAll(async () => {
+    [PLATE_PHOTO, NO_PLATE_PHOTO] = await Promise.all([markedPhoto(), markedPhoto({ plate: false })]);
     server = await startServer({
+      ...WITHOUT_MODELS,
       OUTBOUND_ALLOW_LOOPBACK: 'true',
       WEBHOOK_TIMEOUT_MS: String(ATTEMPT_TIMEOUT_MS),
     });
@@ -89,7 +93,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/succeeded');
     const created = await client.postForm(
       '/jobs',
-      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      photoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     expect(created.status).toBe(202);
     succeededJobId = created.body.id;
@@ -162,7 +166,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/flaky', 'fail', 'ok');
     const created = await client.postForm(
       '/jobs',
-      evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      photoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     const done = await client.waitForJob(created.body.id);
     expect(done.body).toMatchObject({ status: 'failed', error: { code: 803 } });
@@ -197,7 +201,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/silent', 'silent');
     const created = await client.postForm(
       '/jobs',
-      evalPhotoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      photoForm(PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     silentJobId = created.body.id;
     const done = await client.waitForJob(silentJobId);
@@ -258,7 +262,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     expect((await stranger.postJson(`/jobs/${silentJobId}/deliveries/redeliver`, {})).status).toBe(404);
 
     // Cancelled at once (or at its next step): a terminal job without a webhook, announced as job.cancelled.
-    const created = await client.postForm('/jobs', evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate' }));
+    const created = await client.postForm('/jobs', photoForm(NO_PLATE_PHOTO, { mode: 'plate' }));
     const early = await client.postJson(`/jobs/${created.body.id}/deliveries/redeliver`, {});
     expect(early.status).toBe(409);
     await client.postJson(`/jobs/${created.body.id}/cancel`, {});
@@ -303,7 +307,7 @@ describe.skipIf(!hasShared)('webhooks, delivery log and job events on the local 
     const hook = receiver.url('/hooks/master');
     const created = await master.postForm(
       '/jobs',
-      evalPhotoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
+      photoForm(NO_PLATE_PHOTO, { mode: 'plate', webhook_url: hook }),
     );
     const [delivery] = await eventually(
       async () => receiver.at('/hooks/master'),

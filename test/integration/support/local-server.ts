@@ -220,13 +220,18 @@ export function api(server: RunningServer, key?: string) {
 
 /** A multipart job request with the given fields and a photo from ../shared/eval as `file`. */
 export function evalPhotoForm(file: string, fields: Record<string, string> = {}): FormData {
+  return photoForm(readFileSync(path.join(SHARED, 'eval', file)), fields, path.basename(file));
+}
+
+/** A multipart job request with the given fields and `photo` (a JPEG) as `file`. */
+export function photoForm(
+  photo: Buffer,
+  fields: Record<string, string> = {},
+  filename = 'car.jpg',
+): FormData {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append(
-    'file',
-    new Blob([readFileSync(path.join(SHARED, 'eval', file))], { type: 'image/jpeg' }),
-    path.basename(file),
-  );
+  form.append('file', new Blob([photo], { type: 'image/jpeg' }), filename);
   return form;
 }
 
