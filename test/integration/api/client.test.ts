@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,10 +7,14 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient, type JobEnvelope, PhotoJobsError, verifyWebhook } from '../../../client/index.ts';
-import { hasShared, REPO_ROOT, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
+import { REPO_ROOT, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
 const run = promisify(execFile);
-const photo = (file: string) => path.join(SHARED, 'eval', 'plates', file);
+/** Photo files as a user has them on disk, each with a plate for the marker runner (the subject is the client). */
+const PHOTOS = ['eu1.jpg', 'eu3.jpg', 'AYO9034.jpg', 'FZB9581.jpg'];
+let photosDir: string;
+const photo = (file: string) => path.join(photosDir, path.basename(file));
 
 /** One webhook receiver on loopback that keeps each delivery's raw bytes and signature header. */
 async function startReceiver() {
@@ -34,20 +38,25 @@ async function startReceiver() {
   };
 }
 
-describe.skipIf(!hasShared)('photo-jobs/client and the CLI against npm start', () => {
+describe('photo-jobs/client and the CLI against npm start', () => {
   let server: RunningServer;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
   let key: string;
   let secret: string;
 
   beforeAll(async () => {
-    server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'true' });
+    photosDir = await mkdtemp(path.join(tmpdir(), 'photo-jobs-photos-'));
+    await Promise.all(
+      PHOTOS.map(async (name, seed) => writeFile(path.join(photosDir, name), await markedPhoto({ seed }))),
+    );
+    server = await startServer({ ...WITHOUT_MODELS, OUTBOUND_ALLOW_LOOPBACK: 'true' });
     receiver = await startReceiver();
     ({ key, webhookSecret: secret } = await server.createKeyWithSecret(100));
   });
   afterAll(async () => {
     await server?.stop();
     await receiver?.close();
+    if (photosDir) await rm(photosDir, { recursive: true, force: true });
   });
 
   it('creates a job from a file path, waits for it, downloads the result and verifies the webhook', async () => {
