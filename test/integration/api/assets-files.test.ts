@@ -1,7 +1,5 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,18 +9,17 @@ import { assetFileRecord } from '#core/files/assets.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import { registerResultFiles } from '#core/use-cases/files.ts';
 import { LOCAL_TABLE } from '../../../local/stack.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
 import { aJob } from '../../unit/core/fixtures.ts';
 import {
   type ApiResponse,
   adminDynamo,
   api,
-  hasShared,
   type RunningServer,
-  SHARED,
   startServer,
+  WITHOUT_MODELS,
 } from '../support/local-server.ts';
 
-const PLATE_PHOTO = 'plates/eu/eu1.jpg';
 const DAY = 24 * 3600 * 1000;
 
 const imageForm = (bytes: Buffer, name: string, type = 'image/jpeg'): FormData => {
@@ -37,7 +34,7 @@ describe('assets and files on the local server', () => {
   let dynamodb: DynamoDBClient;
 
   beforeAll(async () => {
-    server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'true' });
+    server = await startServer({ ...WITHOUT_MODELS, OUTBOUND_ALLOW_LOOPBACK: 'true' });
     smallJpeg = await sharp({ create: { width: 64, height: 64, channels: 3, background: '#808080' } })
       .jpeg()
       .toBuffer();
@@ -109,29 +106,26 @@ describe('assets and files on the local server', () => {
     expect(gif.status).toBe(415);
   });
 
-  it.skipIf(!hasShared)(
-    'runs a job from an asset, its owner’s or (master) anyone’s, never another key’s',
-    async () => {
-      const key = await server.createKey(5);
-      const photo = readFileSync(path.join(SHARED, 'eval', PLATE_PHOTO));
-      const asset = (await api(server, key).postForm('/assets', imageForm(photo, 'eu1.jpg'))).body;
+  it('runs a job from an asset, its owner’s or (master) anyone’s, never another key’s', async () => {
+    const key = await server.createKey(5);
+    const photo = await markedPhoto();
+    const asset = (await api(server, key).postForm('/assets', imageForm(photo, 'eu1.jpg'))).body;
 
-      const created = await api(server, key).postJson('/jobs', { mode: 'plate', asset_id: asset.asset_id });
-      expect(created.status).toBe(202);
-      expect((await api(server, key).waitForJob(created.body.id)).body.status).toBe('success');
+    const created = await api(server, key).postJson('/jobs', { mode: 'plate', asset_id: asset.asset_id });
+    expect(created.status).toBe(202);
+    expect((await api(server, key).waitForJob(created.body.id)).body.status).toBe('success');
 
-      const stranger = await api(server, await server.createKey(5)).postJson('/jobs', {
-        asset_id: asset.asset_id,
-      });
-      expect(stranger).toEqual({
-        status: 404,
-        body: { code: 404, message: `Asset ${asset.asset_id} does not exist`, result: false },
-      });
-      const byMaster = await api(server, server.masterKey).postJson('/jobs', { asset_id: asset.asset_id });
-      expect(byMaster.status).toBe(202);
-      await api(server, server.masterKey).waitForJob(byMaster.body.id);
-    },
-  );
+    const stranger = await api(server, await server.createKey(5)).postJson('/jobs', {
+      asset_id: asset.asset_id,
+    });
+    expect(stranger).toEqual({
+      status: 404,
+      body: { code: 404, message: `Asset ${asset.asset_id} does not exist`, result: false },
+    });
+    const byMaster = await api(server, server.masterKey).postJson('/jobs', { asset_id: asset.asset_id });
+    expect(byMaster.status).toBe(202);
+    await api(server, server.masterKey).waitForJob(byMaster.body.id);
+  });
 
   it('answers 410 for an expired asset that is still on record', async () => {
     const key = await server.createKey(5);
@@ -263,9 +257,9 @@ describe('assets and files on the local server', () => {
     expect((await api(server, key).get('/files')).body.files).toEqual([]);
   });
 
-  it.skipIf(!hasShared)('lists the result of a successful plate job among the owner’s files', async () => {
+  it('lists the result of a successful plate job among the owner’s files', async () => {
     const key = await server.createKey(5);
-    const photo = readFileSync(path.join(SHARED, 'eval', PLATE_PHOTO));
+    const photo = await markedPhoto();
     const created = await api(server, key).postForm('/jobs', imageForm(photo, 'eu1.jpg'));
     expect(created.status).toBe(202);
     const done = await api(server, key).waitForJob(created.body.id);

@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
-import { api, type RunningServer, startServer } from '../support/local-server.ts';
+import { api, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
 /**
  * One request on a given agent, answered as status, parsed body and the connection it travelled on. The
@@ -44,7 +44,7 @@ describe('hostile clients against npm start', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    server = await startServer();
+    server = await startServer(WITHOUT_MODELS);
   });
   afterAll(async () => {
     await server?.stop();
@@ -240,7 +240,7 @@ describe('no work before the caller can pay', () => {
   const hits: string[] = [];
 
   beforeAll(async () => {
-    server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'true' });
+    server = await startServer({ ...WITHOUT_MODELS, OUTBOUND_ALLOW_LOOPBACK: 'true' });
     host = http.createServer((req, res) => {
       hits.push(req.url ?? '');
       res.writeHead(404);

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
+import { api, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
 /**
  * Source URLs end to end. Nothing here sends a packet beyond loopback: private and metadata addresses are
@@ -11,7 +10,7 @@ import { api, hasShared, type RunningServer, SHARED, startServer } from '../supp
  * test of layers/http/outbound.ts proves it never connects there).
  */
 async function startImageHost() {
-  const photo = readFileSync(path.join(SHARED, 'eval', 'plates/eu/eu1.jpg'));
+  const photo = await markedPhoto();
   const hits: string[] = [];
   const server = http.createServer((req, res) => {
     hits.push(req.url ?? '');
@@ -43,7 +42,7 @@ async function startImageHost() {
   };
 }
 
-describe.skipIf(!hasShared)('outbound safety of source URLs', () => {
+describe('outbound safety of source URLs', () => {
   let host: Awaited<ReturnType<typeof startImageHost>>;
   beforeAll(async () => {
     host = await startImageHost();
@@ -57,7 +56,7 @@ describe.skipIf(!hasShared)('outbound safety of source URLs', () => {
     beforeAll(async () => {
       // The server inherits this environment: the opt-in must not come from there either.
       expect(process.env.OUTBOUND_ALLOW_LOOPBACK).toBeUndefined();
-      server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'false' });
+      server = await startServer({ ...WITHOUT_MODELS, OUTBOUND_ALLOW_LOOPBACK: 'false' });
     });
 
     it('refuses a loopback webhook_url at creation and as the key setting, naming the setting', async () => {
@@ -112,7 +111,7 @@ describe.skipIf(!hasShared)('outbound safety of source URLs', () => {
   describe('with the loopback opt-in that local tests use', () => {
     let server: RunningServer;
     beforeAll(async () => {
-      server = await startServer({ OUTBOUND_ALLOW_LOOPBACK: 'true' });
+      server = await startServer({ ...WITHOUT_MODELS, OUTBOUND_ALLOW_LOOPBACK: 'true' });
     });
     afterAll(async () => {
       await server?.stop();
