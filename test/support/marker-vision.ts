@@ -1,5 +1,6 @@
 import sharp from 'sharp';
 import { PlateNotFoundError, UnclassifiableError } from '#core/errors.ts';
+import { FRAMING_DEFAULTS } from '#core/jobs/job.ts';
 import type { Operation } from '#core/jobs/operations.ts';
 import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
 import { type DecodedImage, extensionOf, openSource, type SourceLevels } from '#vision/image-io.ts';
@@ -127,12 +128,13 @@ export function markerOperationRunner(): OperationRunner {
   const segmenter = borderKeySegmenter;
   const background = async (
     input: Parameters<OperationRunner['run']>[1],
-    keepPlates: boolean,
+    operation: keyof typeof FRAMING_DEFAULTS,
   ): Promise<OperationResult> => {
+    const keepPlates = operation === 'background';
     const result = await replaceBackground(
       { segmenter, detector, keepPlates },
       input.source,
-      { ...input.params, framing: input.params.framing ?? 'keep' },
+      { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
       input.background,
     );
     const files: OperationResult['files'] = [
@@ -186,8 +188,8 @@ export function markerOperationRunner(): OperationRunner {
         platesDetected: result.plates.length,
       };
     },
-    background: (input) => background(input, true),
-    studio_background: (input) => background(input, false),
+    background: (input) => background(input, 'background'),
+    studio_background: (input) => background(input, 'studio_background'),
     async plate_mask(input) {
       const image = await openSource(input.source);
       const plates = await detector.find(image);

@@ -1,28 +1,32 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipBuffer } from '#aws/zip-archives.ts';
 import { eventually } from '../../support/eventually.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
 import {
   api,
   downloadFile,
-  evalPhotoForm,
-  hasShared,
+  photoForm,
   type RunningServer,
-  SHARED,
   startServer,
+  WITHOUT_MODELS,
 } from '../support/local-server.ts';
 
-/** A whole car in a 1000 x 750 street photo. */
-const EXTERIOR = 'plates/eu/eu1.jpg';
+/**
+ * A whole car in a 1000 x 750 photo, for the marker runner: the subject is the options and the files they
+ * give, not the cut-out (test/integration/vision covers that with the models).
+ */
+let EXTERIOR: Buffer;
 
 /** The outputs of issue 26 through the local API, as a client sends them. */
-describe.skipIf(!hasShared)('studio outputs through the API', () => {
+describe('studio outputs through the API', () => {
   let server: RunningServer;
 
   beforeAll(async () => {
-    server = await startServer();
+    [server, EXTERIOR] = await Promise.all([
+      startServer(WITHOUT_MODELS),
+      markedPhoto({ width: 1000, height: 750 }),
+    ]);
   });
   afterAll(async () => {
     await server?.stop();
@@ -34,7 +38,7 @@ describe.skipIf(!hasShared)('studio outputs through the API', () => {
     const client = api(server, await server.createKey(5));
     const created = await client.postForm(
       '/jobs',
-      evalPhotoForm(EXTERIOR, { mode: 'studio_background', background: 'transparent', max_width: '500' }),
+      photoForm(EXTERIOR, { mode: 'studio_background', background: 'transparent', max_width: '500' }),
     );
     expect(created.status).toBe(202);
     expect(created.body.background).toBe('transparent');
@@ -60,14 +64,11 @@ describe.skipIf(!hasShared)('studio outputs through the API', () => {
     const client = api(server, await server.createKey(5));
     const refused = await client.postForm(
       '/jobs',
-      evalPhotoForm(EXTERIOR, { mode: 'background', background: 'transparent', format: 'jpg' }),
+      photoForm(EXTERIOR, { mode: 'background', background: 'transparent', format: 'jpg' }),
     );
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({ code: 400, result: false, message: expect.stringMatching(/jpg/) });
-    const created = await client.postForm(
-      '/jobs',
-      evalPhotoForm(EXTERIOR, { mode: 'plate', format: 'webp' }),
-    );
+    const created = await client.postForm('/jobs', photoForm(EXTERIOR, { mode: 'plate', format: 'webp' }));
     const done = await client.waitForJob(created.body.id, 120_000);
     expect(done.body.url).toMatch(/result\.webp$/);
     expect((await sharp(await download(done.body.url)).metadata()).format).toBe('webp');
@@ -75,9 +76,7 @@ describe.skipIf(!hasShared)('studio outputs through the API', () => {
 
   it('a batch takes the options and background_file of a job for each photo', async () => {
     const client = api(server, await server.createKey(5));
-    const archive = await zipBuffer([
-      { name: 'car.jpg', data: readFileSync(path.join(SHARED, 'eval', EXTERIOR)), compress: false },
-    ]);
+    const archive = await zipBuffer([{ name: 'car.jpg', data: EXTERIOR, compress: false }]);
     const form = new FormData();
     for (const [name, value] of Object.entries({ mode: 'background', format: 'png', max_width: '400' }))
       form.append(name, value);
