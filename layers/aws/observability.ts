@@ -7,7 +7,7 @@ import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '#config';
-import { JobCancelledError, ServiceError } from '#core/errors.ts';
+import { JobCancelledError, ServiceError, WebhookDeliveryError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { WebhookSender } from '#core/ports.ts';
 import { telemetry } from '#core/telemetry-names.ts';
@@ -136,6 +136,9 @@ export function logOutcome(error: unknown): void {
     logger.warn('job outcome', { code: error.code, reason: `${error.name}: ${error.message}` });
   } else if (error instanceof ServiceError && error.status === 503) {
     logger.warn('transient failure, retried', { reason: `${error.name}: ${error.message}` });
+  } else if (error instanceof WebhookDeliveryError) {
+    // A receiver that is down or answers 500 is the receiver's outcome, retried on its schedule.
+    logger.warn('webhook attempt failed, retried', { reason: error.message });
   } else {
     logger.error('invocation failed', error as Error);
   }

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OPERATION_NAMES } from '#core/jobs/operations.ts';
+import { SERVICE_MODELS } from '#models/fetch.ts';
+import { MODELS, type ModelId, type ModelManifest } from '#models/manifest.ts';
 import { apiPrefix, pageRoutes, routes } from '../../lib/config.ts';
 
 /**
@@ -75,6 +77,22 @@ describe('README.md', () => {
   it('lists every operation among the modes of POST /jobs', () => {
     const row = readme.split('\n').find((line) => line.startsWith('| `POST /jobs` |')) ?? '';
     expect(OPERATION_NAMES.filter((operation) => !row.includes(`\`${operation}\``))).toEqual([]);
+  });
+
+  it('says how much the first start downloads and how large the model cache grows, as the manifest has it', () => {
+    const mb = (bytes: number) => (bytes / 1e6).toFixed(bytes < 1e8 ? 1 : 0);
+    const entry = (id: ModelId): ModelManifest => MODELS[id];
+    // What the cache holds: each model the service runs, and each file it is derived from.
+    const inCache = new Set<ModelId>();
+    for (const id of SERVICE_MODELS) {
+      for (let at: ModelId | undefined = id; at && !inCache.has(at); at = entry(at).derivedFrom as ModelId)
+        inCache.add(at);
+    }
+    const bytesOf = (ids: ModelId[]) => ids.reduce((sum, id) => sum + (entry(id).bytes ?? 0), 0);
+    const downloaded = [...inCache].filter((id) => entry(id).url);
+    const flat = readme.replaceAll('\n', ' ');
+    expect(flat).toContain(`It downloads ${mb(bytesOf(downloaded))} MB`);
+    expect(flat).toContain(`\`.cache/models\` ends at about ${mb(bytesOf([...inCache]))} MB`);
   });
 
   it('links the documents a newcomer needs', () => {

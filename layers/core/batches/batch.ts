@@ -1,5 +1,5 @@
 import { costOf } from '../credits/credits.ts';
-import { API_PREFIX, resultPath } from '../jobs/envelope.ts';
+import { API_PREFIX, effectiveBackground, resultPath } from '../jobs/envelope.ts';
 import { newJobId } from '../jobs/ids.ts';
 import type {
   AccountRef,
@@ -167,7 +167,7 @@ export function batchResource(batch: Batch, items: BatchItem[]) {
     status: batch.status,
     pause_reason: batch.pauseReason,
     mode: batch.operation,
-    background: batch.params.backgroundFileKey ? 'custom' : batch.params.background,
+    background: effectiveBackground(batch.operation, batch.params),
     plate_color: batch.params.plateColor,
     concurrency: batch.concurrency,
     counts: batchCounts(batch),

@@ -1,7 +1,8 @@
 import type { CreditAccount } from '../credits/credits.ts';
 import { ANALYSIS_COST, EDIT_COST } from '../credits/credits.ts';
 import { STORAGE_PREFIXES } from '../storage-layout.ts';
-import type { Job } from './job.ts';
+import type { Background, Job, JobParams } from './job.ts';
+import { OPERATION_REGISTRY, type Operation } from './operations.ts';
 
 export const API_PREFIX = '/api/v1';
 /** Results live this long (the bucket's lifecycle rule deletes them afterwards). */
@@ -76,12 +77,24 @@ export function legacyJobFields(job: Job, account: CreditAccount | null) {
       ? { expires_in_days: RESULT_TTL_DAYS }
       : {}),
     mode: job.operation,
-    background: job.params.backgroundFileKey ? 'custom' : job.params.background,
+    background: effectiveBackground(job.operation, job.params),
     plate_color: job.params.plateColor,
     plate_smoothing: job.params.plateSmoothing,
     plate_mask_only: job.params.plateMaskOnly,
     ...(quota ? { quota } : {}),
   };
+}
+
+/**
+ * The background a job or batch draws, as its responses name it: `custom` for a file, else the preset or
+ * `transparent`; null for the operations that draw none.
+ */
+export function effectiveBackground(
+  operation: Operation,
+  params: Pick<JobParams, 'background' | 'backgroundFileKey'>,
+): Background | 'custom' | null {
+  if (!OPERATION_REGISTRY[operation].drawsBackground) return null;
+  return params.backgroundFileKey ? 'custom' : params.background;
 }
 
 /** The job envelope: the Job resource and the legacy fields side by side, so both kinds of client read one body. */

@@ -20,6 +20,8 @@ export interface OperationRecord {
   batchable: boolean;
   /** Accepted as the `mode` of the legacy POST /process (spec 2.3). */
   legacyProcess: boolean;
+  /** Draws a background (a preset, a file or transparency); the job's `background` is null for the others. */
+  drawsBackground: boolean;
   /** Ids of models/manifest.ts whose files its output depends on (the inference cache key). */
   models: readonly string[];
   /** Its sentence in the `mode` documentation. */
@@ -32,6 +34,7 @@ export const OPERATION_REGISTRY = {
     output: 'image',
     batchable: true,
     legacyProcess: true,
+    drawsBackground: false,
     models: ['lpd-yunet', 'nanodet-plus', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
     description: '`plate` hides the licence plate',
   },
@@ -40,6 +43,7 @@ export const OPERATION_REGISTRY = {
     output: 'image',
     batchable: true,
     legacyProcess: false,
+    drawsBackground: true,
     models: ['isnet-fp32', 'nanodet-plus', 'lpd-yunet', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
     description: '`background` replaces the background without hiding the plate',
   },
@@ -48,6 +52,7 @@ export const OPERATION_REGISTRY = {
     output: 'image',
     batchable: true,
     legacyProcess: true,
+    drawsBackground: true,
     models: ['isnet-fp32', 'nanodet-plus', 'lpd-yunet', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
     description:
       '`studio_background` replaces it with a preset, `background_file` or the key’s stored background',
@@ -57,6 +62,7 @@ export const OPERATION_REGISTRY = {
     output: 'mask',
     batchable: true,
     legacyProcess: false,
+    drawsBackground: false,
     models: ['lpd-yunet', 'nanodet-plus', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
     description: '`plate_mask` returns the plate mask only',
   },
@@ -65,6 +71,7 @@ export const OPERATION_REGISTRY = {
     output: 'mask',
     batchable: true,
     legacyProcess: false,
+    drawsBackground: false,
     models: ['isnet-fp32', 'nanodet-plus'],
     description: '`background_mask` returns the background mask only',
   },
@@ -73,6 +80,7 @@ export const OPERATION_REGISTRY = {
     output: 'analysis',
     batchable: false,
     legacyProcess: false,
+    drawsBackground: false,
     models: ['nanodet-plus', 'mobilenetv2-int8', 'lpd-yunet'],
     description: '`analyze` classifies the photo',
   },

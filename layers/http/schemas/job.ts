@@ -162,7 +162,7 @@ export const JobEnvelope = z
       .enum([...BACKGROUNDS, 'custom'])
       .nullable()
       .describe(
-        'Effective background: a preset, `transparent`, or `custom` when a background file was used.',
+        'Effective background: a preset, `transparent`, or `custom` when a background file was used; null for the operations that draw none (`plate`, the masks, `analyze`).',
       ),
     plate_color: z.string().describe('Effective plate colour, `#rrggbb` (legacy names are resolved).'),
     plate_smoothing: z.boolean().describe('Effective smoothing.'),

@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { JobCancelledError, PlateNotFoundError } from '#core/errors.ts';
+import { JobCancelledError, PlateNotFoundError, WebhookDeliveryError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import { telemetry } from '#core/telemetry-names.ts';
 
@@ -81,7 +81,7 @@ describe('observability › logs', () => {
     ]);
   });
 
-  it('log an expected outcome without a stack: a photo without a plate is WARN, a cancelled job INFO', async () => {
+  it('log an expected outcome without a stack: a photo without a plate or a receiver’s 500 is WARN, a cancelled job INFO', async () => {
     const ends = (error: Error) =>
       middy<{ jobId: string }, string>()
         .use(observability.observability((event: { jobId: string }) => event))
@@ -94,9 +94,16 @@ describe('observability › logs', () => {
     await expect(
       ends(new JobCancelledError('Job job_6 is success; nothing to do'))({ jobId: 'job_6' }, context('r6')),
     ).rejects.toBeInstanceOf(JobCancelledError);
+    await expect(
+      ends(new WebhookDeliveryError('Attempt 1 to deliver d1 failed: HTTP 500'))(
+        { jobId: 'job_7' },
+        context('r7'),
+      ),
+    ).rejects.toBeInstanceOf(WebhookDeliveryError);
     expect(lines.map(({ level, message, job_id }) => ({ level, message, job_id }))).toEqual([
       { level: 'WARN', message: 'job outcome', job_id: 'job_5' },
       { level: 'INFO', message: 'job not run', job_id: 'job_6' },
+      { level: 'WARN', message: 'webhook attempt failed, retried', job_id: 'job_7' },
     ]);
     expect(JSON.stringify(lines)).not.toMatch(/stack/);
   });
