@@ -69,7 +69,7 @@ const stack = await startLocalStack({
   host: listen.host,
   dataDir,
   masterKeySha256: hashSecret(masterKey),
-  inferenceWorkers: Number(process.env.INFERENCE_WORKERS ?? 1),
+  inferenceWorkers: process.env.INFERENCE_WORKERS ? Number(process.env.INFERENCE_WORKERS) : undefined,
   // Retry waits are scaled down locally (the webhook schedule takes seconds, not hours); tests use 0.
   retryIntervalScale: process.env.SFN_RETRY_INTERVAL_SCALE
     ? Number(process.env.SFN_RETRY_INTERVAL_SCALE)

@@ -8,7 +8,7 @@ import { createApiServer, type GatewayOptions } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
 import { iamAuthorizer, type LocalNames, localStateMachineArn, readPolicies } from './iam.ts';
-import { inferencePool } from './inference-pool.ts';
+import { defaultInferenceWorkers, inferencePool } from './inference-pool.ts';
 import { lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
@@ -201,10 +201,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const imageFunction = [...topology.functions.values()].find((fn) => fn.image);
   const pool = imageFunction
     ? inferencePool({
-        size: options.inferenceWorkers ?? 1,
+        size: options.inferenceWorkers ?? defaultInferenceWorkers(),
         repoRoot: REPO_ROOT,
         handler: await modulePath(imageFunction),
         functionName: imageFunction.logicalId,
+        timeoutSeconds: imageFunction.timeoutSeconds,
       })
     : null;
   // In Lambda every invocation has an instance, and so a CPU, to itself. Here all share one process: 200
@@ -220,12 +221,16 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     }
     return limit;
   };
-  const invokeFunction = async (functionId: string, payload: unknown) => {
+  /** `started`: when the run begins, after any wait for a local instance (the task's clock starts then). */
+  const invokeFunction = async (functionId: string, payload: unknown, started?: () => void) => {
     const fn = topology.functions.get(functionId);
     if (!fn) throw new Error(`No function ${functionId} in the template`);
-    if (fn.image && pool) return pool.invoke(payload);
+    if (fn.image && pool) return pool.invoke(payload, started);
     const handler = await loadHandler(REPO_ROOT, await modulePath(fn));
-    return instancesOf(functionId)(() => handler(payload, lambdaContext(functionId, fn.timeoutSeconds)));
+    return instancesOf(functionId)(() => {
+      started?.();
+      return handler(payload, lambdaContext(functionId, fn.timeoutSeconds));
+    });
   };
 
   const sfn = await startLocalStepFunctions({
@@ -235,7 +240,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     },
     retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
     stateFile: dir('stepfunctions/executions.jsonl'),
-    invoke: (resourceArn, payload) => invokeFunction(resourceArn.split(':').pop()!, payload),
+    invoke: (resourceArn, payload, started) =>
+      invokeFunction(resourceArn.split(':').pop()!, payload, started),
     authorize,
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
@@ -304,8 +310,11 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
-      await sfn.close();
+      // The executions are stopped first (synchronously, unrecorded, so that they resume after a restart);
+      // then the pool drops what it runs and queues, so that nothing waits for a backlog of inference.
+      const executionsStopped = sfn.close();
       await pool?.close();
+      await executionsStopped;
       await eventBus.close();
       await s3.close();
       await dynamo.close();

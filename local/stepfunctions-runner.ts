@@ -6,6 +6,7 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 
 type State = Record<string, unknown>;
+type Retrier = { IntervalSeconds?: number; MaxDelaySeconds?: number };
 
 export const LAMBDA_INVOKE = /^arn:aws[\w-]*:states:[^:]*:[^:]*:lambda:invoke$/;
 // The library reads none of these: running a definition that uses them would silently do something else.
@@ -20,10 +21,19 @@ const UNSUPPORTED = [
 ];
 const UNSUPPORTED_PREFIX = 'ToleratedFailure';
 
+/** A Task state: the function it invokes, and its TimeoutSeconds. */
+export interface Task {
+  resource: string;
+  timeoutSeconds: number;
+}
+
+/** Longer than any task runs, within what setTimeout takes (2^31 - 1 ms). */
+const LIBRARY_TASK_TIMEOUT_SECONDS = 2_000_000;
+
 /** Validates a definition once, maps each Task state (nested ones too) to its resource, scales Retry waits. */
 export function prepare(arn: string, definition: object, scale: number) {
   const scaled = structuredClone(definition) as StateMachineDefinition & { QueryLanguage?: string };
-  const tasks = new Map<string, string>();
+  const tasks = new Map<string, Task>();
   const fail = (why: string) => {
     throw new Error(`local Step Functions cannot run ${arn} faithfully: ${why}`);
   };
@@ -35,18 +45,21 @@ export function prepare(arn: string, definition: object, scale: number) {
         fail(`state '${name}' uses ${key}`);
     }
     if (state.QueryLanguage === 'JSONata') fail(`state '${name}' uses JSONata`);
-    for (const retrier of (state.Retry ?? []) as { IntervalSeconds?: number; MaxDelaySeconds?: number }[]) {
+    for (const retrier of (state.Retry ?? []) as Retrier[]) {
       retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * scale;
       if (retrier.MaxDelaySeconds !== undefined) retrier.MaxDelaySeconds *= scale;
     }
     if (state.Type !== 'Task') continue;
-    // The library times a Task out after 60 s by default; AWS waits for the Lambda, which stops by 900 s.
-    if (state.TimeoutSeconds === undefined && state.TimeoutSecondsPath === undefined)
-      state.TimeoutSeconds = 900;
+    if (state.TimeoutSecondsPath !== undefined) fail(`state '${name}' uses TimeoutSecondsPath`);
+    // Timed by ./stepfunctions.ts from when the function's run starts (a run waiting for a local instance is
+    // not yet running, as a throttled invoke waiting in the retrier is not in AWS), so the library's own timer
+    // is set past any run. Without a TimeoutSeconds AWS waits for the Lambda, which stops by 900 s.
+    const timeoutSeconds = (state.TimeoutSeconds as number | undefined) ?? 900;
+    state.TimeoutSeconds = LIBRARY_TASK_TIMEOUT_SECONDS;
     const resource = String(state.Resource);
     if (resource.startsWith('arn:aws:states:') && !LAMBDA_INVOKE.test(resource))
       fail(`state '${name}' uses ${resource}`);
-    tasks.set(name, resource);
+    tasks.set(name, { resource, timeoutSeconds });
   }
   // checkArn off: local definitions may name functions with plain strings, not AWS ARNs.
   return { runner: new StateMachine(scaled, { validationOptions: { checkArn: false } }), tasks };

@@ -17,6 +17,7 @@ import {
   installPromiseWithResolvers,
   LAMBDA_INVOKE,
   prepare,
+  type Task,
 } from './stepfunctions-runner.ts';
 
 type Json = Parameters<StateMachine['run']>[0];
@@ -49,10 +50,22 @@ class SfnError extends Error {
   }
 }
 
+/** A task that ran past its TimeoutSeconds, under the name Step Functions gives it. */
+class StatesTimeout extends Error {
+  override name = 'States.Timeout';
+  constructor() {
+    super('Task timed out.');
+  }
+}
+
 /** Serves the Step Functions JSON 1.0 API on loopback, running executions with aws-local-stepfunctions. */
 export async function startLocalStepFunctions(opts: {
   stateMachines: Record<string, object>;
-  invoke: (resourceArn: string, payload: unknown) => Promise<unknown>;
+  /**
+   * Runs a function; `started` is called when its run starts (a local instance may make it wait first), and
+   * the task's TimeoutSeconds counts from then.
+   */
+  invoke: (resourceArn: string, payload: unknown, started: () => void) => Promise<unknown>;
   retryIntervalScale?: number;
   /**
    * Where executions are recorded (JSON lines). Given, a restart reads it back: finished executions are
@@ -131,7 +144,8 @@ export async function startLocalStepFunctions(opts: {
     throw Object.assign(new Error(cause), { name: 'States.DataLimitExceeded' });
   }
 
-  async function runTask(exec: Execution, state: string, resource: string, input: Json): Promise<Json> {
+  async function runTask(exec: Execution, state: string, task: Task, input: Json): Promise<Json> {
+    const { resource } = task;
     // The library re-enters a retried state even after an abort; an aborted run must call nothing.
     if (exec.status !== 'RUNNING')
       throw Object.assign(new Error('execution is no longer running'), { name: 'States.Runtime' });
@@ -140,16 +154,24 @@ export async function startLocalStepFunctions(opts: {
     const { FunctionName, Payload } = integration
       ? (input as { FunctionName: string; Payload?: unknown })
       : { FunctionName: resource, Payload: input };
-    const call = opts.invoke(FunctionName, Payload ?? {});
+    let timer: NodeJS.Timeout | undefined;
+    let call!: Promise<unknown>;
+    const timedOut = new Promise<never>((_, reject) => {
+      const start = () => {
+        timer ??= setTimeout(() => reject(new StatesTimeout()), task.timeoutSeconds * 1000);
+      };
+      call = opts.invoke(FunctionName, Payload ?? {}, start);
+    });
     invoking.add(call);
     try {
-      const result = ((await call) ?? null) as Json;
+      const result = ((await Promise.race([call, timedOut])) ?? null) as Json;
       withinDataLimit(exec, state, 'a result', result);
       return integration ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
     } catch (err) {
-      if (exec.status !== 'RUNNING') throw err;
+      if (exec.status !== 'RUNNING' || err instanceof StatesTimeout) throw err;
       throw asLambdaError(err);
     } finally {
+      clearTimeout(timer);
       invoking.delete(call);
     }
   }
@@ -199,8 +221,8 @@ export async function startLocalStepFunctions(opts: {
   function launch(exec: Execution, machine: ReturnType<typeof prepare>, parsed: Json): void {
     const { executionArn, stateMachineArn, name } = exec;
     const taskResourceLocalHandlers: TaskHandlers = {};
-    for (const [stateName, resource] of machine.tasks)
-      taskResourceLocalHandlers[stateName] = (i) => runTask(exec, stateName, resource, i);
+    for (const [stateName, task] of machine.tasks)
+      taskResourceLocalHandlers[stateName] = (i) => runTask(exec, stateName, task, i);
     const run = machine.runner.run(parsed, {
       overrides: { taskResourceLocalHandlers },
       context: {

@@ -2,7 +2,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { eventually } from '../../support/eventually.ts';
-import { api, hasShared, type RunningServer, SHARED, startServer } from '../support/local-server.ts';
+import { markedPhoto } from '../../support/marker-vision.ts';
+import {
+  api,
+  hasShared,
+  photoForm,
+  type RunningServer,
+  SHARED,
+  startServer,
+  WITHOUT_MODELS,
+} from '../support/local-server.ts';
 
 /** Photos with a plate in sight: `plate` jobs (5 credits each) that succeed when they run. */
 const PLATES = hasShared ? readdirSync(path.join(SHARED, 'eval', 'plates', 'eu')).sort() : [];
@@ -49,4 +58,39 @@ describe.skipIf(!hasShared)('a hard kill of the local server', () => {
     const quota = (await c.get('/quota')).body.quota;
     expect(quota).toMatchObject({ used_total: 5 * successes, remaining: 50 - 5 * successes });
   }, 360_000);
+
+  it('stops within 10 s on Ctrl-C with 20 jobs waiting for inference, and every job ends after the restart', async () => {
+    const first = await startServer(WITHOUT_MODELS);
+    servers.push(first);
+    const key = await first.createKey(100);
+    // One 12 MP photo: most of a second a run on the marker runner, so the jobs queue behind the first (the
+    // later ones are served from the inference cache once it is written).
+    const photo = await markedPhoto({ width: 4000, height: 3000 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      const created = await api(first, key).postForm('/jobs', photoForm(photo, { mode: 'plate' }));
+      expect(created.status).toBe(202);
+      ids.push(created.body.id);
+    }
+    const before = await Promise.all(ids.map(async (id) => (await api(first, key).get(`/jobs/${id}`)).body));
+    expect(before.filter((job) => TERMINAL.includes(job.status)).length).toBeLessThan(10);
+    const stopping = Date.now();
+    await first.kill('SIGINT');
+    const stopSeconds = (Date.now() - stopping) / 1000;
+    console.log(
+      `Ctrl-C with ${20 - before.filter((job) => TERMINAL.includes(job.status)).length} jobs open: exited in ${stopSeconds.toFixed(1)} s`,
+    );
+    expect(stopSeconds).toBeLessThan(10);
+
+    const second = await startServer(WITHOUT_MODELS, { dataDir: first.dataDir });
+    servers.push(second);
+    const c = api(second, key);
+    const jobs = await eventually(
+      () => Promise.all(ids.map(async (id) => (await c.get(`/jobs/${id}`)).body)),
+      (polled) => polled.every((job) => TERMINAL.includes(job.status)),
+      { timeoutMs: 120_000, intervalMs: 500 },
+    );
+    expect(jobs.map((job) => job.status)).toEqual(Array(20).fill('success'));
+    expect((await c.get('/quota')).body.quota).toMatchObject({ used_total: 100, remaining: 0 });
+  }, 240_000);
 });

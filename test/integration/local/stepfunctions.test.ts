@@ -12,6 +12,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalStepFunctions } from '../../../local/stepfunctions.ts';
 import { eventually } from '../../support/eventually.ts';
+import { queuedRun } from '../../support/sleepy-handler.ts';
 
 const machineArn = (name: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:${name}`;
 const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
@@ -117,6 +118,10 @@ const definitions = {
       TimedOut: { Type: 'Pass', End: true },
     },
   },
+  [machineArn('queued-deadline')]: {
+    StartAt: 'Wait',
+    States: { Wait: { Type: 'Task', Resource: fn('queued'), TimeoutSeconds: 1, End: true } },
+  },
   [machineArn('oversized')]: {
     StartAt: 'Big',
     States: {
@@ -188,9 +193,14 @@ describe('startLocalStepFunctions', () => {
     stack = await startLocalStepFunctions({
       stateMachines: definitions,
       retryIntervalScale: 0,
-      invoke: (arn, payload) => {
+      invoke: (arn, payload, started) => {
         calls.push({ arn, payload });
-        return handlers[arn]!(payload);
+        // `queued` waits 1.5 s for an instance before it runs for 0.2 s, as a local inference run may.
+        if (arn !== fn('queued')) {
+          started();
+          return handlers[arn]!(payload);
+        }
+        return queuedRun(started, 1500, 200);
       },
     });
     sfn = new SFNClient({
@@ -317,6 +327,10 @@ describe('startLocalStepFunctions', () => {
     const done = await sfn.send(new DescribeExecutionCommand({ executionArn }));
     expect(done.status).toBe('SUCCEEDED');
     expect(JSON.parse(done.output!).failure).toMatchObject({ Error: 'States.Timeout' });
+  });
+
+  it("counts a Task's TimeoutSeconds from when its run starts, not while it waits for an instance", async () => {
+    expect(await run('queued-deadline', {})).toMatchObject({ status: 'SUCCEEDED', output: '"ran"' });
   });
 
   it('fails the execution with States.DataLimitExceeded for a result over 256 KB, past any Catch', async () => {

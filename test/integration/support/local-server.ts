@@ -44,8 +44,11 @@ export interface RunningServer {
   /** The job events published so far (the local stand-in of the EventBridge bus). */
   events(): Promise<JsonBody[]>;
   stop(): Promise<void>;
-  /** `kill -9`: the process dies at once and its data directory stays, for a restart on the same data. */
-  kill(): Promise<void>;
+  /**
+   * `kill -9` by default: the process dies at once. With SIGTERM or SIGINT (Ctrl-C) it shuts down as it
+   * chooses. Either way its data directory stays, for a restart on the same data.
+   */
+  kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 /** `npm start` as a user runs it: a separate process on a free port with its own data directory. */
@@ -160,9 +163,9 @@ export async function startServer(
       await rm(dataDir, { recursive: true, force: true });
       if (process.env.TEST_SERVER_LOG) writeFileSync(process.env.TEST_SERVER_LOG, output);
     },
-    async kill() {
+    async kill(signal: NodeJS.Signals = 'SIGKILL') {
       const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGKILL');
+      child.kill(signal);
       await exited;
     },
   };
