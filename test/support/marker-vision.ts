@@ -7,7 +7,7 @@ import { type DecodedImage, extensionOf, openSource, type SourceLevels } from '#
 import type { Box, Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, labelComponents, type Matte } from '#vision/math/matte.ts';
 import { LICENSE_PLATE_ID } from '#vision/math/vocabulary.ts';
-import { replaceBackground } from '#vision/operations/background.ts';
+import { backgroundOutput, replaceBackground } from '#vision/operations/background.ts';
 import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
 import { maskFile, plateMask } from '#vision/operations/masks.ts';
@@ -137,36 +137,7 @@ export function markerOperationRunner(): OperationRunner {
       { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
       input.background,
     );
-    const files: OperationResult['files'] = [
-      {
-        name: `result.${extensionOf(result.contentType)}`,
-        roles: ['url'],
-        bytes: result.image,
-        contentType: result.contentType,
-      },
-      {
-        name: 'background_mask.png',
-        roles: ['background_mask_url', 'mask_url'],
-        bytes: result.matte,
-        contentType: 'image/png',
-      },
-    ];
-    if (result.plateMask) {
-      files.push({
-        name: 'plate_mask.png',
-        roles: ['plate_mask_url'],
-        bytes: result.plateMask,
-        contentType: 'image/png',
-      });
-    }
-    return {
-      files,
-      modelVersion: versions('segmenter', 'plate_detector'),
-      inferenceCached: false,
-      platesDetected: result.plates.length,
-      ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
-      composition: result.composition,
-    };
+    return backgroundOutput(result, versions('segmenter', 'plate_detector'));
   };
   const operations: Record<
     Operation,

@@ -230,9 +230,28 @@ async function run(
     { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
     input.background,
   );
-  const extension = extensionOf(result.contentType);
+  return backgroundOutput(result, {
+    segmenter: segmenter.modelVersion,
+    car_detector: cars.modelVersion,
+    plate_detector: detector.modelVersion,
+  });
+}
+
+/**
+ * What a background operation gives for its job: the result, the matte as `background_mask.png`, the
+ * filled plates' mask when there is one, and what was decided.
+ */
+export function backgroundOutput(
+  result: ReplaceBackgroundResult,
+  modelVersion: Record<string, string>,
+): OperationResult {
   const files: OperationResult['files'] = [
-    { name: `result.${extension}`, roles: ['url'], bytes: result.image, contentType: result.contentType },
+    {
+      name: `result.${extensionOf(result.contentType)}`,
+      roles: ['url'],
+      bytes: result.image,
+      contentType: result.contentType,
+    },
     {
       name: 'background_mask.png',
       roles: ['background_mask_url', 'mask_url'],
@@ -250,11 +269,7 @@ async function run(
   }
   return {
     files,
-    modelVersion: {
-      segmenter: segmenter.modelVersion,
-      car_detector: cars.modelVersion,
-      plate_detector: detector.modelVersion,
-    },
+    modelVersion,
     inferenceCached: false,
     platesDetected: result.plates.length,
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
