@@ -6,7 +6,6 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 
 type State = Record<string, unknown>;
-type Retrier = { IntervalSeconds?: number; MaxDelaySeconds?: number };
 
 export const LAMBDA_INVOKE = /^arn:aws[\w-]*:states:[^:]*:[^:]*:lambda:invoke$/;
 // The library reads none of these: running a definition that uses them would silently do something else.
@@ -45,7 +44,7 @@ export function prepare(arn: string, definition: object, scale: number) {
         fail(`state '${name}' uses ${key}`);
     }
     if (state.QueryLanguage === 'JSONata') fail(`state '${name}' uses JSONata`);
-    for (const retrier of (state.Retry ?? []) as Retrier[]) {
+    for (const retrier of (state.Retry ?? []) as { IntervalSeconds?: number; MaxDelaySeconds?: number }[]) {
       retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * scale;
       if (retrier.MaxDelaySeconds !== undefined) retrier.MaxDelaySeconds *= scale;
     }

@@ -162,7 +162,12 @@ export async function startLocalStepFunctions(opts: {
       };
       call = opts.invoke(FunctionName, Payload ?? {}, start);
     });
+    // Held until the run itself ends, a timed-out one too: idle() and close() wait for what still runs.
     invoking.add(call);
+    void call.then(
+      () => invoking.delete(call),
+      () => invoking.delete(call),
+    );
     try {
       const result = ((await Promise.race([call, timedOut])) ?? null) as Json;
       withinDataLimit(exec, state, 'a result', result);
@@ -172,7 +177,6 @@ export async function startLocalStepFunctions(opts: {
       throw asLambdaError(err);
     } finally {
       clearTimeout(timer);
-      invoking.delete(call);
     }
   }
 
