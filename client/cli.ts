@@ -21,6 +21,7 @@ const clientUsage = (program: string) => `Usage:
   ${program} batches get BATCH_ID [--json]
 
 image options: --format jpg|png|webp  --max-width PIXELS  --framing keep|center  --shadow true|false
+               --aspect keep|4:3|3:2|16:9|1:1 (the canvas of a centred car; default 4:3)
                (--background transparent gives the car alone as a PNG with alpha)
 common: --base-url URL (default $PHOTO_JOBS_BASE_URL, else http://127.0.0.1:$PORT or 3000)
         --key KEY (default $PHOTO_JOBS_API_KEY)`;
@@ -44,6 +45,7 @@ const options = {
   'max-width': { type: 'string' },
   framing: { type: 'string' },
   shadow: { type: 'string' },
+  aspect: { type: 'string' },
   'idempotency-key': { type: 'string' },
   archive: { type: 'string' },
   wait: { type: 'boolean', default: false },
@@ -54,12 +56,19 @@ const options = {
 } as const;
 
 /** The image options as the server reads them; the server checks the values (a 400 names the field). */
-function imageOptions(values: { format?: string; 'max-width'?: string; framing?: string; shadow?: string }) {
+function imageOptions(values: {
+  format?: string;
+  'max-width'?: string;
+  framing?: string;
+  shadow?: string;
+  aspect?: string;
+}) {
   return {
     format: values.format as never,
     max_width: values['max-width'] as never,
     framing: values.framing as never,
     shadow: values.shadow as never,
+    aspect: values.aspect as never,
   };
 }
 

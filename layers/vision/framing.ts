@@ -1,32 +1,35 @@
 import sharp from 'sharp';
 import type { DecodedImage } from '#vision/image-io.ts';
 import type { Placement } from '#vision/math/framing.ts';
+import type { Box, Size } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
 
 /**
- * The car moved into its place in a frame of the photo's size (`framing: center`): the car's region of
- * the photo and of the matte is scaled by libvips (Lanczos for the pixels, cubic for the matte) and
- * copied to where the placement puts it. Everything outside it is background (matte 0), which the
+ * The car moved into its place in a frame (`framing: center`; the photo's size unless given): the car's
+ * region of the photo and of the matte is scaled by libvips (Lanczos for the pixels, cubic for the matte)
+ * and copied to where the placement puts it. Everything outside it is background (matte 0), which the
  * backdrop or transparency fills, so the rest of the photo is never resampled.
  */
 export async function reframe(
   image: DecodedImage,
   matte: Matte,
-  region: { x: number; y: number; w: number; h: number },
+  region: Box,
   placement: Placement,
+  frame: Size = image,
 ): Promise<{ image: DecodedImage; matte: Matte }> {
   const [pixels, alpha] = await Promise.all([
-    move(image.pixels, image, image.channels, region, placement, 'lanczos3'),
-    moveMatte(matte, region, placement),
+    move(image.pixels, image, image.channels, region, placement, 'lanczos3', frame),
+    moveMatte(matte, region, placement, frame),
   ]);
-  return { image: { ...image, pixels }, matte: alpha };
+  return { image: { ...image, width: frame.width, height: frame.height, pixels }, matte: alpha };
 }
 
 /** A matte (the car's, the plates') moved as `reframe` moves the car; 0 outside the moved region. */
 export async function moveMatte(
   matte: Matte,
-  region: { x: number; y: number; w: number; h: number },
+  region: Box,
   placement: Placement,
+  frame: Size = matte,
 ): Promise<Matte> {
   const moved = await move(
     Buffer.from(matte.alpha.buffer, matte.alpha.byteOffset, matte.alpha.length),
@@ -35,21 +38,23 @@ export async function moveMatte(
     region,
     placement,
     'cubic',
+    frame,
   );
   return {
-    width: matte.width,
-    height: matte.height,
+    width: frame.width,
+    height: frame.height,
     alpha: new Uint8Array(moved.buffer, moved.byteOffset, moved.length),
   };
 }
 
 async function move(
   data: Buffer,
-  size: { width: number; height: number },
+  size: Size,
   channels: number,
-  region: { x: number; y: number; w: number; h: number },
+  region: Box,
   placement: Placement,
   kernel: 'lanczos3' | 'cubic',
+  frame: Size,
 ): Promise<Buffer> {
   const { width, height } = size;
   // The region in whole pixels, with a pixel of margin for the resampling kernels.
@@ -68,14 +73,14 @@ async function move(
   if (channels === 1) pipeline = pipeline.toColourspace('b-w');
   const scaled = await pipeline.raw().toBuffer({ resolveWithObject: true });
   if (scaled.info.channels !== channels) throw new Error(`moved to ${scaled.info.channels} channels`);
-  const out = Buffer.alloc(width * height * channels);
+  const out = Buffer.alloc(frame.width * frame.height * channels);
   // Row by row, clipped to the frame: a car placed partly outside it (never by `centerPlacement`) is cut.
   const cx0 = Math.max(0, left);
-  const cx1 = Math.min(width, left + w);
+  const cx1 = Math.min(frame.width, left + w);
   if (cx1 <= cx0) return out;
-  for (let y = Math.max(0, top); y < Math.min(height, top + h); y++) {
+  for (let y = Math.max(0, top); y < Math.min(frame.height, top + h); y++) {
     const from = ((y - top) * w + (cx0 - left)) * channels;
-    scaled.data.copy(out, (y * width + cx0) * channels, from, from + (cx1 - cx0) * channels);
+    scaled.data.copy(out, (y * frame.width + cx0) * channels, from, from + (cx1 - cx0) * channels);
   }
   return out;
 }

@@ -67,9 +67,10 @@ function optionFields(mode) {
     fields.push(['plate_smoothing', $('#plate-smoothing').checked ? 'true' : 'false']);
     fields.push(['plate_mask_only', $('#plate-mask-only').checked ? 'true' : 'false']);
   }
-  // Issue 26: framing, shadow, format and size; each sent only when chosen, so the API's defaults apply.
+  // Framing, canvas, shadow, format and size; each sent only when chosen, so the API's defaults apply.
   for (const [id, name] of [
     ['framing', 'framing'],
+    ['aspect', 'aspect'],
     ['shadow', 'shadow'],
     ['format', 'format'],
     ['max-width', 'max_width'],

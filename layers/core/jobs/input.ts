@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BadRequestError } from '../errors.ts';
-import { BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
+import { ASPECTS, BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
 import { LEGACY_PROCESS_OPERATION_NAMES, OPERATION_NAMES, type Operation } from './operations.ts';
 import { normalizePlateColor, parseBooleanish, type RequestedParams } from './params.ts';
 
@@ -25,6 +25,7 @@ export const ImageOptionsSchema = z.object({
   max_width: z.coerce.number().int().min(MAX_WIDTH_RANGE.min).max(MAX_WIDTH_RANGE.max).optional(),
   framing: z.enum(FRAMINGS).optional(),
   shadow: booleanish('shadow').optional(),
+  aspect: z.enum(ASPECTS).optional(),
 });
 
 /** The parsed image options as the domain names them. */
@@ -38,6 +39,7 @@ export function requestedImageOptions(input: z.output<typeof ImageOptionsSchema>
     maxWidth: input.max_width,
     framing: input.framing,
     shadow: input.shadow,
+    aspect: input.aspect,
   };
 }
 
@@ -45,6 +47,11 @@ export function requestedImageOptions(input: z.output<typeof ImageOptionsSchema>
 export function checkImageOptions(requested: RequestedParams): void {
   if (requested.background === 'transparent' && requested.format === 'jpg') {
     throw new BadRequestError('format: jpg has no transparency; use png or webp with background transparent');
+  }
+  if (requested.framing === 'keep' && requested.aspect && requested.aspect !== 'keep') {
+    throw new BadRequestError(
+      `aspect: ${requested.aspect} shapes the canvas of a centred car; it cannot go with framing: keep`,
+    );
   }
 }
 

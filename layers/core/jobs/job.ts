@@ -39,6 +39,16 @@ export const FRAMING_DEFAULTS = {
   studio_background: 'center',
 } as const satisfies Partial<Record<Operation, Framing>>;
 
+/**
+ * The canvas of a centred car (`framing: center`), width:height; `keep` is the photo's own shape. Unset:
+ * CENTER_ASPECT_DEFAULT. The canvas has the photo's pixel count, so a landscape photo of that shape keeps
+ * its size and a portrait one turns landscape (decisions.md, "A canvas a listing site takes").
+ */
+export const ASPECTS = ['keep', '4:3', '3:2', '16:9', '1:1'] as const;
+export type Aspect = (typeof ASPECTS)[number];
+/** 4:3 landscape: the shape listing sites show a vehicle's gallery in, and most cameras take. */
+export const CENTER_ASPECT_DEFAULT: Aspect = '4:3';
+
 export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['success', 'failed', 'cancelled']);
 export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
 
@@ -61,6 +71,8 @@ export interface JobParams {
   framing?: Framing | null;
   /** Background operations: the car's floor shadow; null or absent: on for a backdrop, off for `transparent`. */
   shadow?: boolean | null;
+  /** The canvas of a centred car; null or absent: CENTER_ASPECT_DEFAULT (`framing: center` only). */
+  aspect?: Aspect | null;
 }
 
 export interface StoredSource {
@@ -93,6 +105,8 @@ export interface JobOutput {
 export interface Composition {
   /** The framing applied: `keep` when asked, or when `center` was asked but the photo's edge cut the car. */
   framing: Framing;
+  /** The canvas's shape: the one asked when the car was centred, else `keep` (the photo's own). */
+  aspect: Aspect;
   /** The photo's edges that cut the car; non-empty means it was not re-framed. */
   car_cut_by_edge: Array<'left' | 'right' | 'top' | 'bottom'>;
   /** Distinct vehicles found in the photo, the main car included. */

@@ -1,6 +1,6 @@
 import { BadRequestError } from '../errors.ts';
 import type { KeyDefaults } from '../keys/api-key.ts';
-import type { Background, Framing, JobParams, OutputFormat } from './job.ts';
+import type { Aspect, Background, Framing, JobParams, OutputFormat } from './job.ts';
 
 export const DEFAULT_PLATE_COLOR = '#141414';
 
@@ -57,14 +57,17 @@ export interface RequestedParams {
   maxWidth?: number;
   framing?: Framing;
   shadow?: boolean;
+  aspect?: Aspect;
 }
 
 /** The output options: taken from the request alone (a key stores no default for them). */
 const outputParams = (requested: RequestedParams) => ({
   format: requested.format ?? null,
   maxWidth: requested.maxWidth ?? null,
-  framing: requested.framing ?? null,
+  // A canvas shape only exists for a centred car, so asking for one asks for the centring too.
+  framing: requested.framing ?? (requested.aspect && requested.aspect !== 'keep' ? 'center' : null),
   shadow: requested.shadow ?? null,
+  aspect: requested.aspect ?? null,
 });
 
 /** Request over key default over service default (spec 2.1). */

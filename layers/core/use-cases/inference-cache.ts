@@ -35,7 +35,7 @@ export function cachedRunner(
   return {
     async run(operation, input) {
       const { plateColor, plateSmoothing, plateMaskOnly, background } = input.params;
-      const { format = null, maxWidth = null, framing = null, shadow = null } = input.params;
+      const { format = null, maxWidth = null, framing = null, shadow = null, aspect = null } = input.params;
       const key = sha256(
         JSON.stringify({
           operation,
@@ -49,6 +49,7 @@ export function cachedRunner(
             maxWidth,
             framing,
             shadow,
+            aspect,
           },
           backgroundFile: input.background ? sha256(input.background) : null,
           models: deps.modelKey(operation),

@@ -1,6 +1,6 @@
 /** The job input (POST /jobs, POST /assets and the legacy forms), described for the document. */
 import { JobInputSchema } from '#core/jobs/input.ts';
-import { MAX_WIDTH_RANGE } from '#core/jobs/job.ts';
+import { CENTER_ASPECT_DEFAULT, MAX_WIDTH_RANGE } from '#core/jobs/job.ts';
 import { modeDescription } from '#core/jobs/operations.ts';
 import { booleanValues, colourValues, documentedFields, imageFile } from './fields.ts';
 
@@ -51,6 +51,14 @@ export const JobInput = documentedFields(
         '88% of the height with the shadow under them; `keep` leaves it where the photo has it. A car cut by ' +
         'the photo’s edge keeps its framing, and `output.composition` says so. Not sent: `center` for ' +
         '`studio_background`, `keep` for `background`.',
+    },
+    aspect: {
+      description:
+        'The canvas of a centred car (`framing: center`), width:height. It has the photo’s pixel count, so a ' +
+        'portrait photo comes out landscape with the car framed as in every other photo of the vehicle; `keep` ' +
+        `is the photo’s own shape. Not sent: \`${CENTER_ASPECT_DEFAULT}\` when the car is centred. Sent ` +
+        'without `framing`, it centres the car; with `framing: keep` it is a 400. A car cut by the photo’s ' +
+        'edge keeps the photo’s canvas, as it keeps its framing.',
     },
     shadow: {
       ...booleanValues,

@@ -1,7 +1,7 @@
 /** The Job resource and the job envelope (spec 2.2, 2.3), as every job route and the webhook answer them. */
 import { z } from 'zod';
 import { jobPath, resultPath as resultPathOf } from '#core/jobs/envelope.ts';
-import { BACKGROUNDS, FRAMINGS, JOB_STAGES, JOB_STATUSES } from '#core/jobs/job.ts';
+import { ASPECTS, BACKGROUNDS, FRAMINGS, JOB_STAGES, JOB_STATUSES } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, PRICES } from '#core/jobs/operations.ts';
 import { resultPath, resultUrl, timestamp } from './fields.ts';
 
@@ -48,6 +48,13 @@ export const Composition = z
     framing: z
       .enum(FRAMINGS)
       .describe('The framing applied: `keep` when asked, or when the photo’s edge cut the car.'),
+    aspect: z
+      .enum(ASPECTS)
+      .optional()
+      .describe(
+        'The canvas’s shape: the `aspect` applied when the car was centred, else `keep` (the photo’s own). ' +
+          'Absent on results made before the option existed.',
+      ),
     car_cut_by_edge: z
       .array(z.enum(['left', 'right', 'top', 'bottom']))
       .describe('The photo’s edges that cut the car; when any does, the car was not re-framed.'),

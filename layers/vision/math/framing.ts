@@ -2,7 +2,7 @@
  * Framing a car in a studio result: where the car goes in the frame (`framing: center`), and whether the
  * photo's edge cut it, in which case it keeps its place. Pure functions over matte statistics.
  */
-import type { Box } from '#vision/math/geometry.ts';
+import type { Box, Size } from '#vision/math/geometry.ts';
 import { FOREGROUND, type Matte, type MatteStats } from '#vision/math/matte.ts';
 
 export type Edge = 'left' | 'right' | 'top' | 'bottom';
@@ -40,12 +40,29 @@ export interface Placement {
 }
 
 /**
- * The placement of `framing: center` in a frame of the photo's size: the car's box scaled to the target
- * share of the width (height and upscale permitting), its centre on the frame's vertical centre line, its
- * ground line (the wheels) on the floor line.
+ * The canvas of a centred car with the shape `ratio` (width, height): the photo's pixel count, at most, in
+ * whole multiples of the ratio so the shape is exact. A photo of that shape keeps its size; a portrait
+ * photo of 3000 x 4000 at 4:3 becomes 4000 x 3000. Null ratio: the photo's own size.
  */
-export function centerPlacement(stats: MatteStats, target: FramingTarget = CENTER_FRAMING): Placement | null {
-  const { box, groundY, width, height } = stats;
+export function canvasSize(photo: Size, ratio: readonly [number, number] | null): Size {
+  if (!ratio) return { width: photo.width, height: photo.height };
+  const [w, h] = ratio;
+  const unit = Math.max(1, Math.floor(Math.sqrt((photo.width * photo.height) / (w * h))));
+  return { width: w * unit, height: h * unit };
+}
+
+/**
+ * The placement of `framing: center` in a frame (the photo's size unless given): the car's box scaled to
+ * the target share of the width (height and upscale permitting), its centre on the frame's vertical
+ * centre line, its ground line (the wheels) on the floor line.
+ */
+export function centerPlacement(
+  stats: MatteStats,
+  target: FramingTarget = CENTER_FRAMING,
+  frame: Size = stats,
+): Placement | null {
+  const { box, groundY } = stats;
+  const { width, height } = frame;
   if (!box) return null;
   const scale = Math.min(
     (target.widthShare * width) / box.w,

@@ -1,11 +1,24 @@
-import { type Composition, FRAMING_DEFAULTS, type Framing, type JobParams } from '#core/jobs/job.ts';
+import {
+  type Aspect,
+  CENTER_ASPECT_DEFAULT,
+  type Composition,
+  FRAMING_DEFAULTS,
+  type Framing,
+  type JobParams,
+} from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
 import { cutOut, moveMatte, reframe } from '#vision/framing.ts';
 import { besideWhole, encodeResult, extensionOf, openSource, type ResultType } from '#vision/image-io.ts';
-import { centerPlacement, type Edge, edgesCuttingCar } from '#vision/math/framing.ts';
+import {
+  CENTER_FRAMING,
+  canvasSize,
+  centerPlacement,
+  type Edge,
+  edgesCuttingCar,
+} from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
@@ -58,7 +71,14 @@ export interface ReplaceBackgroundResult {
 /** What the caller chose; `framing` is resolved (the operation's default applied). */
 export type ReplaceBackgroundParams = Pick<
   JobParams,
-  'background' | 'plateColor' | 'plateSmoothing' | 'plateMaskOnly' | 'format' | 'maxWidth' | 'shadow'
+  | 'background'
+  | 'plateColor'
+  | 'plateSmoothing'
+  | 'plateMaskOnly'
+  | 'format'
+  | 'maxWidth'
+  | 'shadow'
+  | 'aspect'
 > & { readonly framing?: Framing | null };
 
 /** Grain added to a drawn preset (8-bit steps), so its gradients do not band once encoded. */
@@ -75,8 +95,9 @@ const PRESET_DITHER = 1.5;
  * 3. With a detector, find the plates that lie on the car and fill them (`studio_background`) or only
  *    count them (`background`); finding none is not an error here, but a plate cue on the car with nothing
  *    filled makes `plateHidden` false.
- * 4. `framing: center`: the car is scaled and moved to its place in a frame of the photo's size
- *    (`centerPlacement`), unless the photo's edge cuts it, which the composition then says.
+ * 4. `framing: center`: the car is scaled and moved to its place on a canvas of the `aspect` asked, with the
+ *    photo's pixel count (`canvasSize`, `centerPlacement`), unless the photo's edge cuts it, which the
+ *    composition then says (the photo's canvas is kept then too).
  * 5. Draw the backdrop at the frame's size (the supplied file, else the preset laid out around the car)
  *    with a contact shadow along the line the car stands on; `transparent`: the car alone on alpha, its
  *    shadow only when asked.
@@ -121,16 +142,19 @@ export async function replaceBackground(
     plates.length > 0 && !deps.keepPlates ? plateMask(image, plateOutlines(plates), params) : null;
 
   const cut = edgesCuttingCar(matte, stats);
-  const placement = params.framing === 'center' && cut.length === 0 ? centerPlacement(stats) : null;
+  const aspect = params.aspect ?? CENTER_ASPECT_DEFAULT;
+  const canvas = canvasSize(image, aspectRatio(aspect));
+  const placement =
+    params.framing === 'center' && cut.length === 0 ? centerPlacement(stats, CENTER_FRAMING, canvas) : null;
   if (placement) {
     const region = stats.box!;
     [{ image, matte }, plateMatte] = await Promise.all([
-      reframe(image, matte, region, placement),
-      plateMatte ? moveMatte(plateMatte, region, placement) : Promise.resolve(null),
+      reframe(image, matte, region, placement, canvas),
+      plateMatte ? moveMatte(plateMatte, region, placement, canvas) : Promise.resolve(null),
     ]);
     stats = matteStats(matte);
   }
-  const composition = compositionOf(params.framing ?? 'keep', placement !== null, cut, car);
+  const composition = compositionOf(params.framing ?? 'keep', placement ? aspect : null, cut, car);
   if (ownAlpha) composition.notes.push('The photo’s own transparency was kept as the cut-out.');
 
   const transparent = params.background === 'transparent' && !backgroundFile;
@@ -179,13 +203,22 @@ export async function replaceBackground(
   };
 }
 
-/** The decisions a user would otherwise discover by looking, in fields and in words. */
+/** `4:3` as [4, 3]; `keep` (the photo's own shape) as null. */
+function aspectRatio(aspect: Aspect): [number, number] | null {
+  if (aspect === 'keep') return null;
+  const [w, h] = aspect.split(':').map(Number);
+  return [w!, h!];
+}
+
+/** The decisions a user would otherwise discover by looking, in fields and in words; `placedOn`: the
+ * aspect of the canvas the car was centred on, null when it was not centred. */
 function compositionOf(
   asked: Framing,
-  placed: boolean,
+  placedOn: Aspect | null,
   cut: readonly Edge[],
   car: MainCar | null,
 ): Composition {
+  const placed = placedOn !== null;
   const notes: string[] = [];
   if (asked === 'center' && !placed && cut.length > 0) {
     notes.push(
@@ -200,6 +233,7 @@ function compositionOf(
     notes.push(`${vehicles - 1} other vehicle${vehicles > 2 ? 's were' : ' was'} removed.`);
   return {
     framing: placed ? 'center' : 'keep',
+    aspect: placedOn ?? 'keep',
     car_cut_by_edge: [...cut],
     vehicles,
     main_car_ambiguous: ambiguous,

@@ -60,6 +60,24 @@ describe('studio outputs through the API', () => {
     expect([mask.width, mask.height]).toEqual([500, 375]);
   });
 
+  it('a portrait photo comes out on the 4:3 landscape canvas; an aspect with framing keep is a 400', async () => {
+    const client = api(server, await server.createKey(5));
+    const portrait = await markedPhoto({ width: 600, height: 800 });
+    const created = await client.postForm('/jobs', photoForm(portrait, { mode: 'studio_background' }));
+    const done = await client.waitForJob(created.body.id, 120_000);
+    expect(done.body.status).toBe('success');
+    expect(done.body.output.composition).toMatchObject({ framing: 'center', aspect: '4:3' });
+    const meta = await sharp(await download(done.body.url)).metadata();
+    expect([meta.width, meta.height]).toEqual([800, 600]);
+
+    const refused = await client.postForm(
+      '/jobs',
+      photoForm(portrait, { mode: 'studio_background', framing: 'keep', aspect: '16:9' }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 400, result: false, message: expect.stringMatching(/aspect/) });
+  });
+
   it('format webp on plate, and JPEG with transparency refused with the error body', async () => {
     const client = api(server, await server.createKey(5));
     const refused = await client.postForm(

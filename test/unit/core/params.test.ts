@@ -135,5 +135,16 @@ describe('image options of a job', () => {
     expect(bad({ max_width: '800.5' })).toThrow(/max_width/);
     expect(bad({ format: 'gif' })).toThrow(/format/);
     expect(bad({ framing: 'left' })).toThrow(/framing/);
+    expect(bad({ aspect: '5:4' })).toThrow(/aspect/);
+    expect(bad({ aspect: '4:3', framing: 'keep' })).toThrow(/aspect: 4:3 shapes the canvas of a centred car/);
+  });
+
+  it('takes an aspect as a request to centre the car, unless framing is sent', () => {
+    const resolved = (fields: Record<string, unknown>) =>
+      resolveParams(parseJobRequest({ mode: 'background', ...fields }, { file }).requested, {});
+    expect(resolved({ aspect: '16:9' })).toMatchObject({ framing: 'center', aspect: '16:9' });
+    expect(resolved({ aspect: 'keep' })).toMatchObject({ framing: null, aspect: 'keep' });
+    expect(resolved({ aspect: 'keep', framing: 'keep' })).toMatchObject({ framing: 'keep', aspect: 'keep' });
+    expect(resolved({})).toMatchObject({ framing: null, aspect: null });
   });
 });

@@ -1,7 +1,13 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { encodeResult } from '#vision/image-io.ts';
-import { CENTER_FRAMING, centerPlacement, edgesCuttingCar, placeBox } from '#vision/math/framing.ts';
+import {
+  CENTER_FRAMING,
+  canvasSize,
+  centerPlacement,
+  edgesCuttingCar,
+  placeBox,
+} from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { mainCarChoice } from '#vision/math/main-subject.ts';
 import { matteStats } from '#vision/math/matte.ts';
@@ -25,6 +31,19 @@ const photo = (car: Box) =>
     .toBuffer();
 
 const segmenterOf = (car: Box) => paintingSegmenter([{ box: car, alpha: 255 }]);
+
+/** The same scene in a photo of any size (a portrait one, say). */
+const photoOfSize = (car: Box, width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#707070' } })
+    .composite([
+      {
+        input: { create: { width: car.w, height: car.h, channels: 3, background: '#c00000' } },
+        left: car.x,
+        top: car.y,
+      },
+    ])
+    .jpeg({ quality: 95 })
+    .toBuffer();
 
 const params = (extra: Partial<ReplaceBackgroundParams> = {}): ReplaceBackgroundParams => ({
   background: 'studio',
@@ -109,23 +128,59 @@ describe('format and max_width', () => {
 });
 
 describe('framing: center', () => {
-  it('puts a small car at the far left in the middle, 80% of the width, wheels on the floor line', async () => {
+  it('puts a small car at the far left in the middle of a 4:3 canvas, 80% of the width, wheels on the floor line', async () => {
     const result = await replaceBackground(
       { segmenter: segmenterOf(SMALL_LEFT), cars: carsAt([{ box: SMALL_LEFT, score: 0.9 }]) },
       await photo(SMALL_LEFT),
       params({ framing: 'center' }),
       null,
     );
-    expect(result.composition).toMatchObject({ framing: 'center', car_cut_by_edge: [], vehicles: 1 });
+    expect(result.composition).toMatchObject({
+      framing: 'center',
+      aspect: '4:3',
+      car_cut_by_edge: [],
+      vehicles: 1,
+    });
+    // The 320 x 200 photo's pixel count, at most, in the default 4:3.
+    const [cw, ch] = [result.width, result.height];
+    expect(cw * 3).toBe(ch * 4);
+    expect(cw * ch).toBeLessThanOrEqual(W * H);
+    expect(cw * ch).toBeGreaterThan(0.95 * W * H);
     const { box, groundY } = await boxOfMatte(result.matte);
     const centre = box!.x + box!.w / 2;
-    expect(Math.abs(centre - W / 2) / W).toBeLessThan(0.03);
-    expect(box!.w / W).toBeCloseTo(CENTER_FRAMING.widthShare, 1);
-    expect(Math.abs(groundY - CENTER_FRAMING.floorLine * H)).toBeLessThanOrEqual(2);
+    expect(Math.abs(centre - cw / 2) / cw).toBeLessThan(0.03);
+    expect(box!.w / cw).toBeCloseTo(CENTER_FRAMING.widthShare, 1);
+    expect(Math.abs(groundY - CENTER_FRAMING.floorLine * ch)).toBeLessThanOrEqual(2);
     // The car's pixels came along: red where the matte is solid.
     const { data, info } = await raw(result.image);
     const o = (Math.round(groundY - 10) * info.width + Math.round(centre)) * 3;
     expect(data[o]! - data[o + 1]!).toBeGreaterThan(120);
+  });
+
+  it('turns a portrait photo into the landscape canvas, the car framed as in a landscape photo', async () => {
+    const car: Box = { x: 20, y: 200, w: 160, h: 70 };
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(car), cars: carsAt([{ box: car, score: 0.9 }]) },
+      await photoOfSize(car, 200, 300),
+      params({ framing: 'center', aspect: '3:2' }),
+      null,
+    );
+    expect(result.composition.aspect).toBe('3:2');
+    expect([result.width, result.height]).toEqual([300, 200]);
+    const { box, groundY } = await boxOfMatte(result.matte);
+    expect(box!.w / result.width).toBeCloseTo(CENTER_FRAMING.widthShare, 1);
+    expect(Math.abs(groundY - CENTER_FRAMING.floorLine * result.height)).toBeLessThanOrEqual(2);
+    expect((await sharp(result.image).metadata()).width).toBe(300);
+  });
+
+  it('keeps the photo’s shape with aspect: keep', async () => {
+    const result = await replaceBackground(
+      { segmenter: segmenterOf(SMALL_LEFT), cars: carsAt([{ box: SMALL_LEFT, score: 0.9 }]) },
+      await photo(SMALL_LEFT),
+      params({ framing: 'center', aspect: 'keep' }),
+      null,
+    );
+    expect([result.width, result.height, result.composition.aspect]).toEqual([W, H, 'keep']);
   });
 
   it('keeps a car cut by the photo’s edge where it is, and says so', async () => {
@@ -137,6 +192,7 @@ describe('framing: center', () => {
       null,
     );
     expect(result.composition.framing).toBe('keep');
+    expect([result.width, result.height, result.composition.aspect]).toEqual([W, H, 'keep']);
     expect(result.composition.car_cut_by_edge).toEqual(['left']);
     expect(result.composition.notes.join(' ')).toMatch(/left edge cuts the car/);
     expect((await boxOfMatte(result.matte)).box).toMatchObject({ x: 0, w: 120 });
@@ -168,6 +224,14 @@ describe('framing math', () => {
     const placed = placeBox(tall.box!, centerPlacement(tall)!);
     expect(placed.h / H).toBeCloseTo(CENTER_FRAMING.maxHeightShare, 5);
     expect(placed.x + placed.w / 2).toBeCloseTo(W / 2, 5);
+  });
+
+  it('gives a canvas of the photo’s pixel count, at most, in the exact shape asked', () => {
+    expect(canvasSize({ width: 4000, height: 3000 }, [4, 3])).toEqual({ width: 4000, height: 3000 });
+    expect(canvasSize({ width: 3000, height: 4000 }, [4, 3])).toEqual({ width: 4000, height: 3000 });
+    expect(canvasSize({ width: 380, height: 250 }, [16, 9])).toEqual({ width: 400, height: 225 });
+    expect(canvasSize({ width: 380, height: 250 }, [1, 1])).toEqual({ width: 308, height: 308 });
+    expect(canvasSize({ width: 380, height: 250 }, null)).toEqual({ width: 380, height: 250 });
   });
 
   it('counts an edge only where a real run of the car meets it', () => {
