@@ -39,12 +39,13 @@ export function modelsUsedBy(operation: Operation): readonly ModelId[] {
  * Bump when an operation's own processing changes its output with the same models, so that the
  * inference cache stops serving results made by the old code.
  */
-const PIPELINE_VERSION = 6;
+const PIPELINE_VERSION = 7;
 
 /** Identifies the exact model files (and fitted head) behind an operation, for the inference cache. */
 export function modelKeyOf(operation: Operation): string {
   const files = modelsUsedBy(operation).map((id) => MODELS[id].sha256);
-  const heads = operation === 'analyze' ? [HEADS['analyze-head'].version] : [];
+  // The fitted head reads MobileNet's features: `analyze`, and the background operations' interior check.
+  const heads = modelsUsedBy(operation).includes('mobilenetv2-int8') ? [HEADS['analyze-head'].version] : [];
   return [`pipeline-${PIPELINE_VERSION}`, ...files, ...heads].join(':');
 }
 

@@ -85,15 +85,20 @@ export interface RefusalRecord {
   readonly faintLevel?: number;
 }
 
-async function sample(): Promise<{ file: string; source: RefusalSource }[]> {
-  // PHOTO_JOBS_REFUSAL_SAMPLE: "12" for every source, or "in:20,eu:10" for some.
+/**
+ * Photos per source, spread over each source's list (`ro` adds every night frame). Other evals take their
+ * own sizes; PHOTO_JOBS_REFUSAL_SAMPLE ("12" for every source, or "in:20,eu:10" for some) overrides them.
+ */
+export async function sample(
+  sizes: Record<RefusalSource, number> = DEFAULT_SAMPLE,
+): Promise<{ file: string; source: RefusalSource }[]> {
   const asked = new Map(
     (process.env.PHOTO_JOBS_REFUSAL_SAMPLE ?? '')
       .split(',')
       .filter(Boolean)
       .map((p) => (p.includes(':') ? (p.split(':') as [string, string]) : (['*', p] as const))),
   );
-  const n = (s: RefusalSource) => Number(asked.get(s) ?? asked.get('*') ?? DEFAULT_SAMPLE[s]);
+  const n = (s: RefusalSource) => Number(asked.get(s) ?? asked.get('*') ?? sizes[s]);
   const csv = async (name: string) =>
     (await readFile(path.join(evalDir, 'extra', name), 'utf8'))
       .trim()

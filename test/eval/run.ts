@@ -14,6 +14,9 @@
  *    test/eval/masks-davis.ts); then the windows signals on the labelled sample (test/eval/windows.ts).
  * 5. Refusals (issue 23): background refusals of car photos per source through the operation's own path
  *    (test/eval/background-refusals.ts).
+ * 6. The background operations' interior check (issue 32): photos refused as interiors, per source, the
+ *    sources the head never saw marked (test/eval/exterior-check.ts).
+ * The studio part prints the cut-out proxies (test/eval/matte-proxies.ts) and flags photos on its sheet.
  * Skips with a message when ../shared/eval is not there.
  */
 import { existsSync } from 'node:fs';
@@ -23,6 +26,7 @@ import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
 import { evalRefusals } from './background-refusals.ts';
 import { evalBackgrounds } from './backgrounds.ts';
+import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
 import { writeContactSheet } from './contact-sheet.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
 import { evalPlateSources } from './plate-sources.ts';
@@ -41,7 +45,7 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds, studio,
   // refusals) runs only those parts.
   const parts = new Set(
-    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio,refusals').split(','),
+    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio,refusals,exterior-check').split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
@@ -62,4 +66,5 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   }
   // Prints its table per source as it goes.
   if (parts.has('refusals')) await evalRefusals(models);
+  if (parts.has('exterior-check')) console.log(`\n${exteriorCheckReport(await evalExteriorCheck(models))}`);
 }

@@ -30,6 +30,7 @@ import { mainCarCutout } from '#vision/operations/main-car.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
 import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
 import { spread } from './backgrounds.ts';
+import { type MatteProxies, matteProxies, OUTSIDE_MARGIN } from './matte-proxies.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const THUMB_WIDTH = 220;
@@ -105,8 +106,13 @@ export interface StudioFigures {
   readonly worstCentre: number;
   readonly cut: number;
   readonly failed: number;
+  /** The cut-out proxies (matte-proxies.ts) of every photo with a car, by file. */
+  readonly proxies: ReadonlyMap<string, MatteProxies>;
   readonly sheet: string;
 }
+
+/** A proxy past these marks flags its photo on the contact sheet and in the counts. */
+export const PROXY_FLAGS: MatteProxies = { outside: 0.01, holes: 0.3, enclosed: 0.002, detached: 0.002 };
 
 export async function evalStudio(
   evalDir: string,
@@ -138,6 +144,7 @@ export async function evalStudio(
   let worst = 0;
   let cut = 0;
   let failed = 0;
+  const proxies = new Map<string, MatteProxies>();
   const cells: string[] = [];
   const photoIndex: number[] = [];
   for (const [i, file] of photos.entries()) {
@@ -169,6 +176,13 @@ export async function evalStudio(
       if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  mirrors lost ${b} before, ${a} after: ${file}`);
     } else if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  no car: ${file}`);
     let caption = escapeHtml(file.replace(/^views\//, ''));
+    if (after.car?.box) {
+      const p = matteProxies(after.matte, after.car.box);
+      proxies.set(file, p);
+      const flags = (Object.keys(PROXY_FLAGS) as (keyof MatteProxies)[]).filter((k) => p[k] > PROXY_FLAGS[k]);
+      caption += `<br>out ${p.outside.toFixed(3)} holes ${p.holes.toFixed(2)} encl ${p.enclosed.toFixed(3)} det ${p.detached.toFixed(3)}`;
+      if (flags.length > 0) caption += ` <b>${flags.join(' ')}</b>`;
+    }
     try {
       const out = await replaceBackground(
         { ...deps, detector },
@@ -243,6 +257,7 @@ figcaption{word-break:break-all}</style></head><body><h1>studio_background on ev
     worstCentre: worst,
     cut,
     failed,
+    proxies,
     sheet,
   };
 }
@@ -282,7 +297,25 @@ export function studioReport(f: StudioFigures): string {
     `Studio on ${f.photos} exterior listing photos (${f.withCar} with a car found, ${f.failed} failed):`,
     `  mirrors lost per photo (proxy): ${(f.mirrorsLostBefore / f.withCar).toFixed(3)} before -> ${(f.mirrorsLostAfter / f.withCar).toFixed(3)} after refinement`,
     `  framing center: ${f.centredWithin3}/${f.whole} whole cars centred within 3% of the width (worst ${(100 * f.worstCentre).toFixed(2)}%); ${f.cut} cut by an edge kept their framing`,
+    proxyReport(f.proxies),
   ].join('\n');
+}
+
+/** Mean of each proxy and the photos past its flag, with the proxies' definitions stated once here. */
+export function proxyReport(proxies: ReadonlyMap<string, MatteProxies>): string {
+  const all = [...proxies.values()];
+  const keys = Object.keys(PROXY_FLAGS) as (keyof MatteProxies)[];
+  const lines = [
+    `  cut-out proxies on ${all.length} photos with a car (outside: beyond the car box grown ${100 * OUTSIDE_MARGIN}%; holes: convex silhouette uncovered; enclosed: background inside the car; detached: not connected to it):`,
+  ];
+  for (const key of keys) {
+    const mean = all.reduce((s, p) => s + p[key], 0) / Math.max(1, all.length);
+    const flagged = all.filter((p) => p[key] > PROXY_FLAGS[key]).length;
+    lines.push(
+      `    ${key}: mean ${mean.toFixed(4)}, ${flagged}/${all.length} photos over ${PROXY_FLAGS[key]}`,
+    );
+  }
+  return lines.join('\n');
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

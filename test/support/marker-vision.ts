@@ -21,10 +21,13 @@ import type { Segmenter } from '#vision/segmenter.ts';
  * - a plate is a patch of marker cyan (`MARKER_PLATE_COLOR`), wider than tall; a photo without one has no
  *   plate (803 for `plate`);
  * - the car is every pixel far from the colour of the photo's border (802 when that is under 1% of it).
- * `analyze` calls a photo with a marker plate an exterior, and any other photo unclassifiable (800).
+ * - an interior is a photo whose border is cabin brown (`MARKER_INTERIOR_COLOR`).
+ * `analyze` calls a photo with a marker plate an exterior, an interior one interior, and any other photo
+ * unclassifiable (800).
  * Chosen by configuration: the local stack's LOCAL_INFERENCE_HANDLER names test/support/marker-inference.ts.
  */
 export const MARKER_PLATE_COLOR = '#00ffff';
+export const MARKER_INTERIOR_COLOR = '#6b4226';
 const MODEL_VERSION = 'marker-1';
 
 const isMarker = (r: number, g: number, b: number) => r < 80 && g > 180 && b > 180;
@@ -77,8 +80,8 @@ export const markerPlateDetector: PlateDetector = {
     markerPlates(await wholeImage(image)).map(({ quad, box }) => ({ quad, box, scores: [1, 1, 1] as const })),
 };
 
-/** The car: pixels whose colour is far (more than 48 in a channel) from the mean of the image's border. */
-function borderKeyMatte(image: DecodedImage): Matte {
+/** The mean colour of the image's outermost pixels. */
+function borderMean(image: DecodedImage): number[] {
   const { width, height, channels, pixels } = image;
   const mean = [0, 0, 0];
   let count = 0;
@@ -95,7 +98,19 @@ function borderKeyMatte(image: DecodedImage): Matte {
     addBorder(0, y);
     addBorder(width - 1, y);
   }
-  const key = mean.map((sum) => sum / count);
+  return mean.map((sum) => sum / count);
+}
+
+/** An interior: a border within 24 of cabin brown in every channel. */
+function isInterior(image: DecodedImage): boolean {
+  const brown = [1, 3, 5].map((i) => Number.parseInt(MARKER_INTERIOR_COLOR.slice(i, i + 2), 16));
+  return borderMean(image).every((value, c) => Math.abs(value - brown[c]!) <= 24);
+}
+
+/** The car: pixels whose colour is far (more than 48 in a channel) from the mean of the image's border. */
+function borderKeyMatte(image: DecodedImage): Matte {
+  const { width, height, channels, pixels } = image;
+  const key = borderMean(image);
   const alpha = new Uint8Array(width * height);
   for (let i = 0; i < alpha.length; i++) {
     const p = i * channels;
@@ -132,7 +147,15 @@ export function markerOperationRunner(): OperationRunner {
   ): Promise<OperationResult> => {
     const keepPlates = operation === 'background';
     const result = await replaceBackground(
-      { segmenter, detector, keepPlates },
+      {
+        segmenter,
+        detector,
+        keepPlates,
+        photoType: async (levels) =>
+          isInterior(await levels.atScale(1))
+            ? { value: 'interior', conf: 0.99 }
+            : { value: 'exterior', conf: 0.99 },
+      },
       input.source,
       { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
       input.background,
@@ -188,7 +211,19 @@ export function markerOperationRunner(): OperationRunner {
       };
     },
     async analyze(input) {
-      const plates = await detector.find(await openSource(input.source));
+      const image = await (await openSource(input.source)).atScale(1);
+      if (isInterior(image)) {
+        return {
+          files: [],
+          analysis: {
+            photo_type: { value: 'interior', label: 'Interior', conf: 99 },
+            background_detections: {},
+          },
+          modelVersion: versions('car_detector', 'plate_detector'),
+          inferenceCached: false,
+        };
+      }
+      const plates = markerPlates(image);
       if (plates.length === 0)
         throw new UnclassifiableError('The photo could not be classified: no car was found in it');
       return {
@@ -214,9 +249,18 @@ export const markerModelKey = (operation: Operation) => `${MODEL_VERSION}:${oper
  * bumper. `seed` shifts the car, so that photos differ in their bytes (the inference cache keys on them).
  */
 export async function markedPhoto(
-  options: { plate?: boolean; width?: number; height?: number; seed?: number; format?: 'jpeg' | 'png' } = {},
+  options: {
+    plate?: boolean;
+    width?: number;
+    height?: number;
+    seed?: number;
+    format?: 'jpeg' | 'png';
+    /** A cabin instead: brown all round, a dark seat in the middle, no plate. */
+    interior?: boolean;
+  } = {},
 ): Promise<Buffer> {
-  const { plate = true, width = 480, height = 320, seed = 0, format = 'jpeg' } = options;
+  const { width = 480, height = 320, seed = 0, format = 'jpeg', interior = false } = options;
+  const plate = (options.plate ?? true) && !interior;
   const car = {
     left: Math.round(width * 0.2) + (seed % 20),
     top: Math.round(height * 0.3),
@@ -237,6 +281,7 @@ export async function markedPhoto(
       top: car.top + car.height - h - Math.round(car.height * 0.1),
     });
   }
-  const image = sharp({ create: { width, height, channels: 3, background: '#c8c8c8' } }).composite(layers);
+  const ground = interior ? MARKER_INTERIOR_COLOR : '#c8c8c8';
+  const image = sharp({ create: { width, height, channels: 3, background: ground } }).composite(layers);
   return format === 'png' ? image.png().toBuffer() : image.jpeg({ quality: 92 }).toBuffer();
 }

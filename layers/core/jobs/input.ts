@@ -26,6 +26,7 @@ export const ImageOptionsSchema = z.object({
   framing: z.enum(FRAMINGS).optional(),
   shadow: booleanish('shadow').optional(),
   aspect: z.enum(ASPECTS).optional(),
+  require_exterior: booleanish('require_exterior').optional(),
 });
 
 /** The parsed image options as the domain names them. */
@@ -40,6 +41,7 @@ export function requestedImageOptions(input: z.output<typeof ImageOptionsSchema>
     framing: input.framing,
     shadow: input.shadow,
     aspect: input.aspect,
+    requireExterior: input.require_exterior,
   };
 }
 

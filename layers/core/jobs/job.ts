@@ -73,6 +73,11 @@ export interface JobParams {
   shadow?: boolean | null;
   /** The canvas of a centred car; null or absent: CENTER_ASPECT_DEFAULT (`framing: center` only). */
   aspect?: Aspect | null;
+  /**
+   * Background operations: a photo `analyze` calls an interior fails (802) instead of being cut out;
+   * null or absent: true.
+   */
+  requireExterior?: boolean | null;
 }
 
 export interface StoredSource {

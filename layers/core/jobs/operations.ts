@@ -44,7 +44,15 @@ export const OPERATION_REGISTRY = {
     batchable: true,
     legacyProcess: false,
     drawsBackground: true,
-    models: ['isnet-fp32', 'nanodet-plus', 'lpd-yunet', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
+    models: [
+      'isnet-fp32',
+      'nanodet-plus',
+      'lpd-yunet',
+      'ppocr-det',
+      'ppocr-rec',
+      'ppocr-keys',
+      'mobilenetv2-int8',
+    ],
     description: '`background` replaces the background without hiding the plate',
   },
   studio_background: {
@@ -53,7 +61,15 @@ export const OPERATION_REGISTRY = {
     batchable: true,
     legacyProcess: true,
     drawsBackground: true,
-    models: ['isnet-fp32', 'nanodet-plus', 'lpd-yunet', 'ppocr-det', 'ppocr-rec', 'ppocr-keys'],
+    models: [
+      'isnet-fp32',
+      'nanodet-plus',
+      'lpd-yunet',
+      'ppocr-det',
+      'ppocr-rec',
+      'ppocr-keys',
+      'mobilenetv2-int8',
+    ],
     description:
       '`studio_background` replaces it with a preset, `background_file` or the key’s stored background',
   },

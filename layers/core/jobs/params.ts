@@ -58,6 +58,7 @@ export interface RequestedParams {
   framing?: Framing;
   shadow?: boolean;
   aspect?: Aspect;
+  requireExterior?: boolean;
 }
 
 /** The output options: taken from the request alone (a key stores no default for them). */
@@ -68,6 +69,7 @@ const outputParams = (requested: RequestedParams) => ({
   framing: requested.framing ?? (requested.aspect && requested.aspect !== 'keep' ? 'center' : null),
   shadow: requested.shadow ?? null,
   aspect: requested.aspect ?? null,
+  requireExterior: requested.requireExterior ?? null,
 });
 
 /** Request over key default over service default (spec 2.1). */

@@ -36,6 +36,7 @@ export function cachedRunner(
     async run(operation, input) {
       const { plateColor, plateSmoothing, plateMaskOnly, background } = input.params;
       const { format = null, maxWidth = null, framing = null, shadow = null, aspect = null } = input.params;
+      const { requireExterior = null } = input.params;
       const key = sha256(
         JSON.stringify({
           operation,
@@ -50,6 +51,7 @@ export function cachedRunner(
             framing,
             shadow,
             aspect,
+            requireExterior,
           },
           backgroundFile: input.background ? sha256(input.background) : null,
           models: deps.modelKey(operation),

@@ -60,6 +60,14 @@ export const JobInput = documentedFields(
         'without `framing`, it centres the car; with `framing: keep` it is a 400. A car cut by the photo’s ' +
         'edge keeps the photo’s canvas, as it keeps its framing.',
     },
+    require_exterior: {
+      ...booleanValues,
+      default: true,
+      description:
+        '`background` and `studio_background`: a photo that `analyze` calls an interior (a cabin, a ' +
+        'dashboard, a seat) fails with 802 and its credits are released, instead of a cut-out of whatever it ' +
+        'shows. `false` cuts it out anyway. A PNG that is already a cut-out is never checked.',
+    },
     shadow: {
       ...booleanValues,
       description:

@@ -1,7 +1,7 @@
-import { ModelUnavailableError } from '#core/errors.ts';
+import { ModelUnavailableError, UnclassifiableError } from '#core/errors.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
-import { decide, toAnalysis } from '#vision/math/decision.ts';
+import { type Classification, decide, toAnalysis } from '#vision/math/decision.ts';
 import {
   assembleFeatures,
   type Evidence,
@@ -18,7 +18,7 @@ import type { Box } from '#vision/math/geometry.ts';
 import { type AnalyzeHead, headProbabilities, mirrorAveraged, parseHead } from '#vision/math/head.ts';
 import { carDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
-import { type DecodedImage, openSource } from '../image-io.ts';
+import { type DecodedImage, openSource, type SourceLevels } from '../image-io.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import type { PlateDetector } from '../plate-detector.ts';
@@ -60,9 +60,12 @@ export const ANALYSIS_SIDE = 800;
  * its samples through this too, so the head is fitted on what runs.
  */
 export async function decodeForAnalysis(bytes: Buffer): Promise<DecodedImage> {
-  const levels = await openSource(bytes);
-  return levels.atScale(Math.min(1, ANALYSIS_SIDE / Math.max(levels.width, levels.height)));
+  return analysisView(await openSource(bytes));
 }
+
+/** The copy of an opened photo that `analyze` looks at (`ANALYSIS_SIDE`). */
+export const analysisView = (levels: SourceLevels): Promise<DecodedImage> =>
+  levels.atScale(Math.min(1, ANALYSIS_SIDE / Math.max(levels.width, levels.height)));
 
 let head: AnalyzeHead | undefined;
 /** Checked on first use, so a bad head file fails the job with a message naming it. */
@@ -125,6 +128,42 @@ export async function observe(models: AnalyzeModels, image: DecodedImage): Promi
   };
 }
 
+/** Steps 2-4 of `analyze`: what it sees of a photo, and what it decides (800 as UnclassifiableError). */
+async function classify(
+  deps: AnalyzeModels,
+  fitted: AnalyzeHead,
+  image: DecodedImage,
+): Promise<{ evidence: Evidence; classification: Classification }> {
+  const { evidence, features, mirroredFeatures } = await observe(deps, image);
+  const probabilities = mirrorAveraged(
+    headProbabilities(fitted, features),
+    headProbabilities(fitted, mirroredFeatures),
+  );
+  const classification = decide(fitted, probabilities, {
+    vehicleFound: mainVehicle(evidence.objects) !== undefined,
+    plateFound: mainPlate(evidence) !== undefined,
+    strength: featureStrength(features),
+  });
+  return { evidence, classification };
+}
+
+/**
+ * The photo type `analyze` would answer for a photo, for the background operations' check that a photo
+ * shows a car from outside; null where `analyze` would answer 800 (it cannot tell), which the check
+ * leaves to the segmenter.
+ */
+export function photoTypeReader(models: ModelCache) {
+  return async (levels: SourceLevels): Promise<Classification['photoType'] | null> => {
+    const [image, deps] = await Promise.all([analysisView(levels), analyzeModels(models)]);
+    try {
+      return (await classify(deps, analyzeHead(), image)).classification.photoType;
+    } catch (error) {
+      if (error instanceof UnclassifiableError) return null;
+      throw error;
+    }
+  };
+}
+
 /**
  * `analyze`: photo type, view, and what was detected; no image is produced.
  * 1. Decode the source once (415 / 400 as for every operation), at 800 px or more (`decodeForAnalysis`).
@@ -137,16 +176,7 @@ export async function observe(models: AnalyzeModels, image: DecodedImage): Promi
 export async function analyzeOperation(models: ModelCache, input: OperationInput): Promise<OperationResult> {
   const fitted = analyzeHead();
   const [decoded, deps] = await Promise.all([decodeForAnalysis(input.source), analyzeModels(models)]);
-  const { evidence, features, mirroredFeatures } = await observe(deps, decoded);
-  const probabilities = mirrorAveraged(
-    headProbabilities(fitted, features),
-    headProbabilities(fitted, mirroredFeatures),
-  );
-  const classification = decide(fitted, probabilities, {
-    vehicleFound: mainVehicle(evidence.objects) !== undefined,
-    plateFound: mainPlate(evidence) !== undefined,
-    strength: featureStrength(features),
-  });
+  const { evidence, classification } = await classify(deps, fitted, decoded);
   return {
     files: [],
     analysis: toAnalysis(classification, evidence),

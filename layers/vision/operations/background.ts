@@ -1,3 +1,4 @@
+import { MaskFailedError } from '#core/errors.ts';
 import {
   type Aspect,
   CENTER_ASPECT_DEFAULT,
@@ -11,7 +12,15 @@ import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backd
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
 import { cutOut, moveMatte, reframe } from '#vision/framing.ts';
-import { besideWhole, encodeResult, extensionOf, openSource, type ResultType } from '#vision/image-io.ts';
+import {
+  besideWhole,
+  encodeResult,
+  extensionOf,
+  openSource,
+  type ResultType,
+  type SourceLevels,
+} from '#vision/image-io.ts';
+import type { Decision } from '#vision/math/decision.ts';
 import {
   CENTER_FRAMING,
   canvasSize,
@@ -29,6 +38,7 @@ import {
   type Matte,
   matteStats,
 } from '#vision/math/matte.ts';
+import type { PhotoType } from '#vision/math/vocabulary.ts';
 import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { platesOnCar } from '#vision/plate-visibility.ts';
@@ -37,6 +47,7 @@ import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
+import { photoTypeReader } from './analyze.ts';
 import { type MainCar, mainCarCutout } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector } from './plate.ts';
@@ -49,6 +60,11 @@ export interface ReplaceBackgroundDeps {
   readonly keepPlates?: boolean;
   /** NanoDet: with it only the main car stays in the matte (see `isolateMainCar`). */
   readonly cars?: ObjectDetector;
+  /**
+   * The photo type `analyze` would answer (null: it cannot tell); with it, an interior is refused unless
+   * `requireExterior` is false.
+   */
+  readonly photoType?: (source: SourceLevels) => Promise<Decision<PhotoType> | null>;
 }
 
 export interface ReplaceBackgroundResult {
@@ -79,6 +95,7 @@ export type ReplaceBackgroundParams = Pick<
   | 'maxWidth'
   | 'shadow'
   | 'aspect'
+  | 'requireExterior'
 > & { readonly framing?: Framing | null };
 
 /** Grain added to a drawn preset (8-bit steps), so its gradients do not band once encoded. */
@@ -114,10 +131,13 @@ export async function replaceBackground(
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
   const levels = await openSource(source);
   const whole = levels.atScale(1);
-  let [image, { matte, stats, car, ownAlpha }] = await Promise.all([
+  const checkType = deps.photoType && params.requireExterior !== false;
+  let [image, { matte, stats, car, ownAlpha }, photoType] = await Promise.all([
     whole,
     mainCarCutout(deps, levels, whole),
+    checkType ? deps.photoType!(levels) : null,
   ]);
+  if (photoType?.value === 'interior' && !ownAlpha) throw notAnExterior(photoType.conf);
   assertUsableMatte(stats);
 
   let plates: PlateDetection[] = [];
@@ -203,6 +223,14 @@ export async function replaceBackground(
   };
 }
 
+/** 802 for an interior: a studio floor under a cabin's blurred mirror is no result, and costs nothing. */
+function notAnExterior(conf: number): MaskFailedError {
+  return new MaskFailedError(
+    `The photo looks like an interior (${Math.round(conf * 100)}% sure), not a car seen from outside: no ` +
+      'background was replaced and no credits were charged. Send require_exterior: false to cut it out anyway.',
+  );
+}
+
 /** `4:3` as [4, 3]; `keep` (the photo's own shape) as null. */
 function aspectRatio(aspect: Aspect): [number, number] | null {
   if (aspect === 'keep') return null;
@@ -259,7 +287,7 @@ async function run(
   // `background` keeps the plates but still looks for them: its result says whether one is readable.
   const detector = await plateDetector(models);
   const result = await replaceBackground(
-    { segmenter, cars, detector, keepPlates: !hidePlates },
+    { segmenter, cars, detector, keepPlates: !hidePlates, photoType: photoTypeReader(models) },
     input.source,
     { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
     input.background,

@@ -75,7 +75,30 @@ describe('studio outputs through the API', () => {
       photoForm(portrait, { mode: 'studio_background', framing: 'keep', aspect: '16:9' }),
     );
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ code: 400, result: false, message: expect.stringMatching(/aspect/) });
+    expect(refused.body).toMatchObject({
+      code: 400,
+      result: false,
+      message: expect.stringMatching(/aspect/),
+    });
+  });
+
+  it('an interior is no studio job: 802, credits released; require_exterior false cuts it out anyway', async () => {
+    const key = await server.createKey(10);
+    const client = api(server, key);
+    const cabin = await markedPhoto({ interior: true });
+    const refused = await client.postForm('/jobs', photoForm(cabin, { mode: 'studio_background' }));
+    const failed = await client.waitForJob(refused.body.id, 120_000);
+    expect(failed.body).toMatchObject({ status: 'failed', error: { code: 802 } });
+    expect(failed.body.error.message).toMatch(/interior.*require_exterior: false/);
+    expect((await client.get('/quota')).body.quota.remaining).toBe(10);
+
+    const forced = await client.postForm(
+      '/jobs',
+      photoForm(cabin, { mode: 'background', require_exterior: 'false' }),
+    );
+    const done = await client.waitForJob(forced.body.id, 120_000);
+    expect(done.body.status).toBe('success');
+    expect((await client.get('/quota')).body.quota.remaining).toBe(5);
   });
 
   it('format webp on plate, and JPEG with transparency refused with the error body', async () => {
