@@ -26,8 +26,8 @@ import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
 import { evalRefusals } from './background-refusals.ts';
 import { evalBackgrounds } from './backgrounds.ts';
-import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
 import { writeContactSheet } from './contact-sheet.ts';
+import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
@@ -45,7 +45,10 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, analysis, backgrounds, studio,
   // refusals) runs only those parts.
   const parts = new Set(
-    (process.env.PHOTO_JOBS_EVAL ?? 'plates,plate-sources,analysis,backgrounds,studio,refusals,exterior-check').split(','),
+    (
+      process.env.PHOTO_JOBS_EVAL ??
+      'plates,plate-sources,analysis,backgrounds,studio,refusals,exterior-check'
+    ).split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);

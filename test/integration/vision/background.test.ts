@@ -30,6 +30,7 @@ if (!available) {
 const PLATE_PHOTO = { file: 'plates/eu/eu1.jpg', box: { x: 396, y: 340, w: 203, h: 46 } as Box };
 const CAR_PHOTO = 'plates/eu/eu7.jpg';
 const VIEW_PHOTO = 'views/LABELED(profile-on-left)daewoo_sens__594404865s.jpg';
+const INTERIOR_PHOTO = 'interiors/LABELED(in)audi_a4__591576708s.jpg';
 
 const params = (over: Partial<JobParams> = {}): JobParams => ({
   plateColor: '#141414',
@@ -320,5 +321,14 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     const attempt = run('background', blank);
     await expect(attempt).rejects.toBeInstanceOf(MaskFailedError);
     await expect(attempt).rejects.toMatchObject({ code: 802, status: 422 });
+  });
+
+  it('studio_background refuses an interior (802, naming the option); require_exterior false cuts it out', async () => {
+    const cabin = await read(INTERIOR_PHOTO);
+    const attempt = run('studio_background', cabin);
+    await expect(attempt).rejects.toBeInstanceOf(MaskFailedError);
+    await expect(attempt).rejects.toThrow(/interior .*require_exterior: false/);
+    const forced = await run('studio_background', cabin, { requireExterior: false });
+    expect(fileWith(forced, 'url').contentType).toBe('image/jpeg');
   });
 });
