@@ -58,7 +58,7 @@ export const JobInput = documentedFields(
         'portrait photo comes out landscape with the car framed as in every other photo of the vehicle; `keep` ' +
         `is the photo’s own shape. Not sent: \`${CENTER_ASPECT_DEFAULT}\` when the car is centred. Sent ` +
         'without `framing`, it centres the car; with `framing: keep` it is a 400. A car cut by the photo’s ' +
-        'edge keeps the photo’s canvas, as it keeps its framing.',
+        'edge keeps its framing on that canvas: against the same edges, never enlarged.',
     },
     require_exterior: {
       ...booleanValues,

@@ -74,6 +74,33 @@ export function centerPlacement(
   return { scale, dx, dy };
 }
 
+/**
+ * A car cut by the photo's edge, moved onto a canvas of another shape (`canvasSize`) with its framing
+ * kept: each cut side stays on the same side of the canvas, never enlarged (the cut would only show more),
+ * shrunk only to fit. Along an axis that is not cut, it keeps its relative place: its centre on that share
+ * of the width, its ground line on that share of the height. On a canvas of the photo's size this is the
+ * photo as it is (scale 1, no move).
+ */
+export function keptPlacement(stats: MatteStats, cut: readonly Edge[], frame: Size): Placement | null {
+  const { box, groundY } = stats;
+  if (!box) return null;
+  const { width, height } = frame;
+  const scale = Math.min(1, width / box.w, height / box.h);
+  const has = (edge: Edge) => cut.includes(edge);
+  let dx: number;
+  if (has('left')) dx = -box.x * scale;
+  else if (has('right')) dx = width - (box.x + box.w) * scale;
+  else dx = ((box.x + box.w / 2) / stats.width) * width - (box.x + box.w / 2) * scale;
+  let dy: number;
+  if (has('top')) dy = -box.y * scale;
+  else if (has('bottom')) dy = height - (box.y + box.h) * scale;
+  else dy = (groundY / stats.height) * height - groundY * scale;
+  // Whatever was not cut stays whole: the box is pushed back inside the canvas.
+  dx = Math.min(Math.max(dx, -box.x * scale), width - (box.x + box.w) * scale);
+  dy = Math.min(Math.max(dy, -box.y * scale), height - (box.y + box.h) * scale);
+  return { scale, dx, dy };
+}
+
 /** A box moved by a placement. */
 export function placeBox(box: Box, p: Placement): Box {
   return { x: box.x * p.scale + p.dx, y: box.y * p.scale + p.dy, w: box.w * p.scale, h: box.h * p.scale };

@@ -27,6 +27,8 @@ import {
   centerPlacement,
   type Edge,
   edgesCuttingCar,
+  keptPlacement,
+  type Placement,
 } from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import {
@@ -113,8 +115,8 @@ const PRESET_DITHER = 1.5;
  *    count them (`background`); finding none is not an error here, but a plate cue on the car with nothing
  *    filled makes `plateHidden` false.
  * 4. `framing: center`: the car is scaled and moved to its place on a canvas of the `aspect` asked, with the
- *    photo's pixel count (`canvasSize`, `centerPlacement`), unless the photo's edge cuts it, which the
- *    composition then says (the photo's canvas is kept then too).
+ *    photo's pixel count (`canvasSize`, `centerPlacement`); a car the photo's edge cuts keeps its framing
+ *    on that canvas, against the same edges (`keptPlacement`), which the composition then says.
  * 5. Draw the backdrop at the frame's size (the supplied file, else the preset laid out around the car)
  *    with a contact shadow along the line the car stands on; `transparent`: the car alone on alpha, its
  *    shadow only when asked.
@@ -162,10 +164,14 @@ export async function replaceBackground(
     plates.length > 0 && !deps.keepPlates ? plateMask(image, plateOutlines(plates), params) : null;
 
   const cut = edgesCuttingCar(matte, stats);
-  const aspect = params.aspect ?? CENTER_ASPECT_DEFAULT;
+  const centring = params.framing === 'center';
+  const aspect = centring ? (params.aspect ?? CENTER_ASPECT_DEFAULT) : 'keep';
   const canvas = canvasSize(image, aspectRatio(aspect));
-  const placement =
-    params.framing === 'center' && cut.length === 0 ? centerPlacement(stats, CENTER_FRAMING, canvas) : null;
+  const reshaped = canvas.width !== image.width || canvas.height !== image.height;
+  // A car cut by the photo's edge keeps its framing, on the canvas asked (`keptPlacement`).
+  let placement: Placement | null = null;
+  if (centring && cut.length === 0) placement = centerPlacement(stats, CENTER_FRAMING, canvas);
+  else if (centring && reshaped) placement = keptPlacement(stats, cut, canvas);
   if (placement) {
     const region = stats.box!;
     [{ image, matte }, plateMatte] = await Promise.all([
@@ -174,7 +180,12 @@ export async function replaceBackground(
     ]);
     stats = matteStats(matte);
   }
-  const composition = compositionOf(params.framing ?? 'keep', placement ? aspect : null, cut, car);
+  const composition = compositionOf(
+    params.framing ?? 'keep',
+    { centred: placement !== null && cut.length === 0, aspect: placement ? aspect : 'keep' },
+    cut,
+    car,
+  );
   if (ownAlpha) composition.notes.push('The photo’s own transparency was kept as the cut-out.');
 
   const transparent = params.background === 'transparent' && !backgroundFile;
@@ -238,20 +249,22 @@ function aspectRatio(aspect: Aspect): [number, number] | null {
   return [w!, h!];
 }
 
-/** The decisions a user would otherwise discover by looking, in fields and in words; `placedOn`: the
- * aspect of the canvas the car was centred on, null when it was not centred. */
+/** The decisions a user would otherwise discover by looking, in fields and in words. */
 function compositionOf(
   asked: Framing,
-  placedOn: Aspect | null,
+  applied: { centred: boolean; aspect: Aspect },
   cut: readonly Edge[],
   car: MainCar | null,
 ): Composition {
-  const placed = placedOn !== null;
+  const placed = applied.centred;
   const notes: string[] = [];
   if (asked === 'center' && !placed && cut.length > 0) {
     notes.push(
       `The photo's ${cut.join(' and ')} edge${cut.length > 1 ? 's cut' : ' cuts'} the car: it keeps its ` +
-        'framing, since centring it would show the cut.',
+        'framing, since centring it would show the cut.' +
+        (applied.aspect !== 'keep'
+          ? ` It stands against the same edge of the ${applied.aspect} canvas.`
+          : ''),
     );
   }
   const vehicles = car?.vehicles.length ?? 0;
@@ -261,7 +274,7 @@ function compositionOf(
     notes.push(`${vehicles - 1} other vehicle${vehicles > 2 ? 's were' : ' was'} removed.`);
   return {
     framing: placed ? 'center' : 'keep',
-    aspect: placedOn ?? 'keep',
+    aspect: applied.aspect,
     car_cut_by_edge: [...cut],
     vehicles,
     main_car_ambiguous: ambiguous,

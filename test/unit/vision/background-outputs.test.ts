@@ -6,6 +6,7 @@ import {
   canvasSize,
   centerPlacement,
   edgesCuttingCar,
+  keptPlacement,
   placeBox,
 } from '#vision/math/framing.ts';
 import type { Box } from '#vision/math/geometry.ts';
@@ -183,19 +184,31 @@ describe('framing: center', () => {
     expect([result.width, result.height, result.composition.aspect]).toEqual([W, H, 'keep']);
   });
 
-  it('keeps a car cut by the photo’s edge where it is, and says so', async () => {
+  it('keeps a car cut by the photo’s edge against that edge, on the canvas asked, and says so', async () => {
     const cut: Box = { x: 0, y: 90, w: 120, h: 50 };
-    const result = await replaceBackground(
-      { segmenter: segmenterOf(cut), cars: carsAt([{ box: cut, score: 0.9 }]) },
-      await photo(cut),
-      params({ framing: 'center' }),
-      null,
+    const run = async (aspect?: '4:3' | 'keep') =>
+      replaceBackground(
+        { segmenter: segmenterOf(cut), cars: carsAt([{ box: cut, score: 0.9 }]) },
+        await photo(cut),
+        params({ framing: 'center', ...(aspect ? { aspect } : {}) }),
+        null,
+      );
+    const onCanvas = await run();
+    expect(onCanvas.composition).toMatchObject({ framing: 'keep', aspect: '4:3', car_cut_by_edge: ['left'] });
+    expect(onCanvas.composition.notes.join(' ')).toMatch(
+      /left edge cuts the car.*same edge of the 4:3 canvas/,
     );
-    expect(result.composition.framing).toBe('keep');
-    expect([result.width, result.height, result.composition.aspect]).toEqual([W, H, 'keep']);
-    expect(result.composition.car_cut_by_edge).toEqual(['left']);
-    expect(result.composition.notes.join(' ')).toMatch(/left edge cuts the car/);
-    expect((await boxOfMatte(result.matte)).box).toMatchObject({ x: 0, w: 120 });
+    expect(onCanvas.width * 3).toBe(onCanvas.height * 4);
+    // Never enlarged: the same 120 px of car, still against the left edge.
+    expect((await boxOfMatte(onCanvas.matte)).box).toMatchObject({ x: 0, w: 120 });
+
+    const asPhotographed = await run('keep');
+    expect([asPhotographed.width, asPhotographed.height, asPhotographed.composition.aspect]).toEqual([
+      W,
+      H,
+      'keep',
+    ]);
+    expect((await boxOfMatte(asPhotographed.matte)).box).toMatchObject({ x: 0, y: 90, w: 120, h: 50 });
   });
 });
 
@@ -232,6 +245,18 @@ describe('framing math', () => {
     expect(canvasSize({ width: 380, height: 250 }, [16, 9])).toEqual({ width: 400, height: 225 });
     expect(canvasSize({ width: 380, height: 250 }, [1, 1])).toEqual({ width: 308, height: 308 });
     expect(canvasSize({ width: 380, height: 250 }, null)).toEqual({ width: 380, height: 250 });
+  });
+
+  it('moves a cut car onto another canvas with its cut sides on the same edges, and leaves it on its own', () => {
+    const cut = stats({ x: 0, y: 60, w: 150, h: 140 }).stats;
+    const asIs = keptPlacement(cut, ['left', 'bottom'], { width: W, height: H })!;
+    expect(placeBox(cut.box!, asIs)).toEqual(cut.box);
+    expect(asIs.scale).toBe(1);
+    const portrait = { width: 180, height: 120 };
+    const placed = placeBox(cut.box!, keptPlacement(cut, ['left', 'bottom'], portrait)!);
+    expect(placed.x).toBeCloseTo(0, 5);
+    expect(placed.y + placed.h).toBeCloseTo(portrait.height, 5);
+    expect(placed.h).toBeLessThanOrEqual(portrait.height);
   });
 
   it('counts an edge only where a real run of the car meets it', () => {
