@@ -108,7 +108,7 @@ interface Frame {
   readonly small: Matte;
 }
 
-async function loadFrames(evalDir: string, models: ModelCache): Promise<Frame[]> {
+export async function loadFrames(evalDir: string, models: ModelCache): Promise<Frame[]> {
   const dir = path.join(evalDir, 'extra');
   const csv = (await readFile(path.join(dir, 'masks-davis.csv'), 'utf8')).trim().split('\n').slice(1);
   const cacheDir = path.join(repoRoot, '.cache', 'eval-davis');

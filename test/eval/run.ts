@@ -16,7 +16,9 @@
  *    (test/eval/background-refusals.ts).
  * 6. The background operations' interior check (issue 32): photos refused as interiors, per source, the
  *    sources the head never saw marked (test/eval/exterior-check.ts).
- * The studio part prints the cut-out proxies (test/eval/matte-proxies.ts) and flags photos on its sheet.
+ * The studio part prints the cut-out proxies (test/eval/matte-proxies.ts) and flags photos on its sheet, and
+ * the main-car step against the DAVIS masks (test/eval/main-car-davis.ts).
+ * 7. NanoDet's main-car boxes against hand-drawn boxes per side (test/eval/car-boxes.ts).
  * Skips with a message when ../shared/eval is not there.
  */
 import { existsSync } from 'node:fs';
@@ -26,8 +28,10 @@ import { modelCache } from '#vision/models.ts';
 import { evalAnalysis } from './analysis.ts';
 import { evalRefusals } from './background-refusals.ts';
 import { evalBackgrounds } from './backgrounds.ts';
+import { evalCarBoxes } from './car-boxes.ts';
 import { writeContactSheet } from './contact-sheet.ts';
 import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
+import { evalMainCarDavis, mainCarDavisReport } from './main-car-davis.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
@@ -47,7 +51,7 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   const parts = new Set(
     (
       process.env.PHOTO_JOBS_EVAL ??
-      'plates,plate-sources,analysis,backgrounds,studio,refusals,exterior-check'
+      'plates,plate-sources,analysis,backgrounds,studio,refusals,exterior-check,car-boxes'
     ).split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
@@ -63,11 +67,14 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
     console.log(`\n${studioReport(studio)}\nstudio contact sheet: ${path.relative(repoRoot, studio.sheet)}`);
     if (existsSync(path.join(evalDir, 'extra', 'masks-davis.csv')))
       console.log(davisReport(await evalDavis(evalDir, models)));
+    if (existsSync(path.join(evalDir, 'extra', 'masks-davis.csv')))
+      console.log(mainCarDavisReport(await evalMainCarDavis(evalDir, models)));
     // The windows sample reads the mattes the studio run just kept.
     const windows = await evalWindows(evalDir);
     console.log(`\n${windowsReport(windows, 'share')}\n${windowsReport(windows, 'colour')}`);
   }
   // Prints its table per source as it goes.
   if (parts.has('refusals')) await evalRefusals(models);
+  if (parts.has('car-boxes')) console.log(`\n${await evalCarBoxes(evalDir, models)}`);
   if (parts.has('exterior-check')) console.log(`\n${exteriorCheckReport(await evalExteriorCheck(models))}`);
 }

@@ -1,8 +1,11 @@
 /**
  * Pre- and post-processing for NanoDet-Plus (opencv_zoo models/object_detection_nanodet, COCO 80 classes,
  * 416x416). The graph gives, per stride 8/16/32, sigmoid class scores [n,80] and DFL box distributions
- * [n,32] (four sides x 8 bins); this decodes them the way NanoDet-Plus's own head does: centre priors at
- * (col * stride, row * stride), each side the expectation of a softmax over bins 0..7, times the stride.
+ * [n,32] (four sides x 8 bins); this decodes them as opencv_zoo's demo for this file does: centre priors
+ * at (col * stride + (stride - 1) / 2, row * stride + (stride - 1) / 2), each side the expectation of a
+ * softmax over bins 0..7, times the stride. Without the half-cell offset every box came out shifted up and
+ * left by 3.5-15.5 input pixels: 6-7% of a car's width and 11-15% of its height against the turntable's
+ * boxes and the DAVIS masks (docs/quality.md, Car boxes).
  */
 import { InternalError } from '#core/errors.ts';
 import { type Box, nonMaxSuppression, type Size } from '#vision/math/geometry.ts';
@@ -126,6 +129,9 @@ export interface NanodetDecodeOptions {
 
 export const NANODET_DEFAULT_SCORE_THRESHOLD = 0.35;
 
+/** The centre of a cell of `stride` input pixels, from its corner: opencv_zoo's `0.5 * (stride - 1)`. */
+const PRIOR_OFFSET = (stride: number) => (stride - 1) / 2;
+
 /** The letterbox: the image scaled to fit 416x416, aspect kept, placed at the top-left. */
 export function nanodetLetterbox(image: Size): { scale: number; width: number; height: number } {
   const scale = Math.min(NANODET_INPUT_SIZE / image.width, NANODET_INPUT_SIZE / image.height);
@@ -196,8 +202,8 @@ export function decodeNanodet(
         const score = scores[r * NANODET_CLASS_COUNT + c]!;
         if (!(score >= scoreThreshold)) continue;
         if (!box) {
-          const cx = (r % side) * stride;
-          const cy = Math.floor(r / side) * stride;
+          const cx = (r % side) * stride + PRIOR_OFFSET(stride);
+          const cy = Math.floor(r / side) * stride + PRIOR_OFFSET(stride);
           const o = r * 4 * BINS;
           const x1 = clamp((cx - dflDistance(boxes, o) * stride) / scale, maxX);
           const y1 = clamp((cy - dflDistance(boxes, o + BINS) * stride) / scale, maxY);

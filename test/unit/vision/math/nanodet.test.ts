@@ -55,14 +55,15 @@ describe('decodeNanodet', () => {
     expect(nanodetRowCounts()).toEqual([2704, 676, 169]);
   });
 
-  it('decodes DFL distances around the cell prior, times the stride', () => {
-    // Stride 32, cell (row 4, col 6): prior at (192, 128); sides 2, 1, 3, 2 bins.
+  it('decodes DFL distances around the cell’s centre, times the stride', () => {
+    // Stride 32, cell (row 4, col 6): prior at (192 + 15.5, 128 + 15.5), as opencv_zoo's demo decodes this
+    // model file; sides 2, 1, 3, 2 bins.
     const out = outputs([{ level: 2, row: 4, col: 6, scores: { 2: 0.8 }, bins: [2, 1, 3, 2] }]);
     const [car] = decodeNanodet(out);
     expect(car!.classId).toBe(2);
     expect(car!.score).toBeCloseTo(0.8, 6);
-    expect(car!.box.x).toBeCloseTo(192 - 64, 3);
-    expect(car!.box.y).toBeCloseTo(128 - 32, 3);
+    expect(car!.box.x).toBeCloseTo(207.5 - 64, 3);
+    expect(car!.box.y).toBeCloseTo(143.5 - 32, 3);
     expect(car!.box.w).toBeCloseTo(64 + 96, 3);
     expect(car!.box.h).toBeCloseTo(32 + 64, 3);
   });
@@ -73,14 +74,14 @@ describe('decodeNanodet', () => {
     const left = Array.from({ length: 8 }, (_, k) => (k === 1 || k === 2 ? 10 : -30));
     out.boxes[0]!.set(left, (10 * 52 + 10) * 32);
     const [person] = decodeNanodet(out);
-    expect(person!.box.x).toBeCloseTo(80 - 1.5 * 8, 3);
+    expect(person!.box.x).toBeCloseTo(83.5 - 1.5 * 8, 3);
   });
 
   it('maps boxes back to the source with the letterbox scale and clips them', () => {
     const out = outputs([{ level: 2, row: 1, col: 1, scores: { 7: 0.6 }, bins: [7, 7, 2, 2] }]);
     const [truck] = decodeNanodet(out, { scale: 0.5, source: { width: 600, height: 400 } });
-    // Prior (32, 32): left 32 - 224 < 0 -> clipped to 0; right (32 + 64) / 0.5 = 192.
-    expect(truck!.box).toEqual({ x: 0, y: 0, w: 192, h: 192 });
+    // Prior (47.5, 47.5): left 47.5 - 224 < 0 -> clipped to 0; right (47.5 + 64) / 0.5 = 223.
+    expect(truck!.box).toEqual({ x: 0, y: 0, w: 223, h: 223 });
   });
 
   it('drops scores under the threshold and suppresses overlaps per class only', () => {
