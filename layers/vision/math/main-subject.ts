@@ -73,6 +73,17 @@ export interface MainSubjectOptions {
    */
   readonly reach?: number;
   /**
+   * A part of the kept foreground not connected to the car (its largest component) stays only when at
+   * least this share of the car: the other half of a car a pole stands in front of does, a floating exhaust
+   * tip, a mirror's fragment or a ghost does not.
+   */
+  readonly minPartShare?: number;
+  /**
+   * Background wholly surrounded by the car, up to this share of the car's area each, is filled: a hole
+   * the segmenter left in a door, a wheel or dark glass. Larger enclosed regions stay open.
+   */
+  readonly maxHoleShare?: number;
+  /**
    * Soft (below FOREGROUND) pixels further than this from the kept car, in pixels, are cleared: the edge's
    * ramp is a few pixels wide, a ghost smudge is not part of it. Null: 3 pixels per 1024 of the longer side,
    * the upscaled ramp of ISNet's 1024-pixel output.
@@ -87,6 +98,10 @@ export interface MainSubjectResult {
   readonly islands: number;
   /** Soft pixels cleared away from the car's edge. */
   readonly halo: number;
+  /** Foreground pixels in parts too small to stand apart from the car (`minPartShare`). */
+  readonly detached: number;
+  /** Background pixels filled inside the car (`maxHoleShare`). */
+  readonly holes: number;
   /**
    * False when no foreground touches the main box (the segmenter cut out something else): the matte is
    * left as it was, since clearing it would leave nothing and fail a photo the segmenter could answer.
@@ -97,10 +112,15 @@ export interface MainSubjectResult {
 /**
  * Reduces `matte` in place to the main car:
  * 1. Pixels inside another car's box but outside the main box (grown by `othersMargin`) and pixels further
- *    than `reach` outside the main box are cleared.
+ *    than `reach` outside the main box are cleared; above the roof line (the box's top), so is every part
+ *    that runs on up to the edge of `reach`: a pole, a sign, a tree or a car behind the roof rises past
+ *    it, an antenna or a roof box ends below it (not when that edge is the image's top, where the roof
+ *    itself may be cut by the frame).
  * 2. Of the foreground (alpha >= FOREGROUND), only the 8-connected components touching the grown main box
  *    stay: the body with its wheels, mirrors and antennas, which are joined to it or adjacent to its box.
  * 3. Soft pixels stay only within `haloRadius` of what stayed: the anti-aliased edge, not a haze or a ghost.
+ * 4. Parts not connected to the car's largest component stay only from `minPartShare` of it.
+ * 5. Holes wholly inside the car, each up to `maxHoleShare` of it, are filled solid.
  * Memory: one byte a pixel for the kept set and one for the distance, so it runs at the photo's size.
  */
 export function keepMainSubject(
@@ -111,12 +131,14 @@ export function keepMainSubject(
 ): MainSubjectResult {
   const { width, height, alpha } = matte;
   const { touchMargin = 0.04, othersMargin = 0.12, reach = 0.2 } = options;
+  const { minPartShare = 0.02, maxHoleShare = 0.05 } = options;
   const haloRadius = options.haloRadius ?? Math.max(2, Math.round((3 * Math.max(width, height)) / 1024));
   const size = { width, height };
   const touch = expandBox(main, touchMargin, size);
   const limit = expandBox(main, reach, size);
   const protect = expandBox(main, othersMargin, size);
-  if (!hasForeground(matte, touch)) return { otherObjects: 0, islands: 0, halo: 0, applied: false };
+  if (!hasForeground(matte, touch))
+    return { otherObjects: 0, islands: 0, halo: 0, detached: 0, holes: 0, applied: false };
 
   let otherObjects = 0;
   const clear = (x0: number, y0: number, x1: number, y1: number, skip: Box | null) => {
@@ -147,6 +169,8 @@ export function keepMainSubject(
     );
   }
 
+  // At the image's top edge a part may be the car's own roof, cut by the frame: nothing is cleared there.
+  if (limit.y > 0) otherObjects += clearRisingParts(matte, limit.y, Math.floor(main.y));
   const kept = floodFromBox(matte, touch);
   let islands = 0;
   for (let i = 0; i < alpha.length; i++) {
@@ -169,7 +193,80 @@ export function keepMainSubject(
       halo++;
     }
   }
-  return { otherObjects, islands, halo, applied: true };
+  const detached = minPartShare > 0 ? clearSmallParts(matte, minPartShare) : 0;
+  const holes = maxHoleShare > 0 ? fillHoles(matte, maxHoleShare) : 0;
+  return { otherObjects, islands, halo, detached, holes, applied: true };
+}
+
+/**
+ * In the rows from `top` (the reach above the roof, or the image's top) down to `roof`, the parts of the
+ * matte (any alpha, 8-connected within those rows) that touch row `top`: they go on above the reach.
+ */
+function clearRisingParts(matte: Matte, top: number, roof: number): number {
+  const { width, alpha } = matte;
+  const rows = roof - top;
+  if (rows <= 0) return 0;
+  const band = { width, height: rows, alpha: alpha.subarray(top * width, roof * width) };
+  const { labels } = labelComponents(band, 0);
+  const rising = new Set<number>();
+  for (let x = 0; x < width; x++) if (labels[x]! > 0) rising.add(labels[x]!);
+  if (rising.size === 0) return 0;
+  let cleared = 0;
+  for (let i = 0; i < labels.length; i++) {
+    if (!rising.has(labels[i]!)) continue;
+    band.alpha[i] = 0;
+    cleared++;
+  }
+  return cleared;
+}
+
+/** Clears the foreground components (8-connected, with their soft edge) under `share` of the largest. */
+function clearSmallParts(matte: Matte, share: number): number {
+  const { labels, sizes } = labelComponents(matte, 0);
+  let largest = 0;
+  for (let label = 1; label < sizes.length; label++)
+    if (sizes[label]! > (sizes[largest] ?? 0)) largest = label;
+  const min = share * (sizes[largest] ?? 0);
+  let cleared = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const label = labels[i]!;
+    if (label > 0 && sizes[label]! < min) {
+      if (matte.alpha[i]! >= FOREGROUND) cleared++;
+      matte.alpha[i] = 0;
+    }
+  }
+  return cleared;
+}
+
+/**
+ * Fills solid every region of background (alpha < FOREGROUND, 8-connected) that does not reach the image's
+ * border and is at most `share` of the foreground's area: a hole inside the car.
+ */
+function fillHoles(matte: Matte, share: number): number {
+  const { width, height, alpha } = matte;
+  const inverse = { width, height, alpha: Uint8Array.from(alpha, (a) => (a < FOREGROUND ? 255 : 0)) };
+  const { labels, sizes } = labelComponents(inverse, 0);
+  const open = new Uint8Array(sizes.length);
+  for (let x = 0; x < width; x++) {
+    open[labels[x]!] = 1;
+    open[labels[(height - 1) * width + x]!] = 1;
+  }
+  for (let y = 0; y < height; y++) {
+    open[labels[y * width]!] = 1;
+    open[labels[y * width + width - 1]!] = 1;
+  }
+  let car = 0;
+  for (const a of alpha) if (a >= FOREGROUND) car++;
+  const max = share * car;
+  let filled = 0;
+  for (let i = 0; i < labels.length; i++) {
+    const label = labels[i]!;
+    if (label > 0 && !open[label] && sizes[label]! <= max) {
+      alpha[i] = 255;
+      filled++;
+    }
+  }
+  return filled;
 }
 
 function hasForeground(matte: Matte, box: Box): boolean {

@@ -102,12 +102,60 @@ describe('keepMainSubject', () => {
     expect(at(m, 200, 50)).toBe(0);
   });
 
+  it('clears a pole rising behind the roof past the reach, keeps an antenna that ends below it', () => {
+    const m = blank(300, 140);
+    paint(m, 80, 60, 220, 110); // body; box top = roof line at 60
+    paint(m, 150, 53, 152, 60); // antenna: 7 px over a 50 px tall car, the reach is 10
+    paint(m, 190, 0, 196, 60); // lamp post behind the roof, from the image's top down to the roof
+    const box = { x: 80, y: 60, w: 140, h: 50 };
+    const result = keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 151, 55)).toBe(255);
+    expect(at(m, 193, 55)).toBe(0);
+    expect(at(m, 193, 30)).toBe(0);
+    expect(at(m, 150, 80)).toBe(255);
+    expect(result.otherObjects).toBeGreaterThan(6 * 50);
+  });
+
+  it('keeps the roof of a car the frame’s top cuts, which touches the image’s top edge', () => {
+    const m = blank(300, 100);
+    paint(m, 60, 0, 240, 80);
+    const box = { x: 60, y: 4, w: 180, h: 76 };
+    keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 150, 1)).toBe(255);
+  });
+
+  it('drops a small part floating apart from the car, keeps the other half of a car split by a pole', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 150, 100); // front half
+    paint(m, 154, 40, 260, 100); // rear half, past a 4 px pole cleared by the segmenter
+    paint(m, 100, 103, 106, 106); // an exhaust tip floating under the bumper, inside the box
+    const box = { x: 40, y: 40, w: 220, h: 70 };
+    const result = keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 200, 70)).toBe(255);
+    expect(at(m, 102, 104)).toBe(0);
+    expect(result.detached).toBe(18);
+  });
+
+  it('fills a hole in a door, leaves a wide opening (the space under the car) open', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100);
+    paint(m, 120, 60, 130, 70, 0); // a hole in a door: 100 px of 13,200
+    paint(m, 60, 80, 240, 100, 0); // the floor under the car, open at the bottom: not enclosed
+    paint(m, 40, 100, 60, 110); // wheels standing on the floor
+    paint(m, 240, 100, 260, 110);
+    const box = { x: 40, y: 40, w: 220, h: 70 };
+    const result = keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 125, 65)).toBe(255);
+    expect(result.holes).toBe(100);
+    expect(at(m, 150, 90)).toBe(0);
+  });
+
   it('leaves a matte holding only the main car unchanged', () => {
     const m = street();
     paint(m, 220, 40, 300, 120, 0);
     const before = Uint8Array.from(m.alpha);
     const result = keepMainSubject(m, mainBox, [mainBox]);
-    expect(result).toEqual({ otherObjects: 0, islands: 0, halo: 0, applied: true });
+    expect(result).toEqual({ otherObjects: 0, islands: 0, halo: 0, detached: 0, holes: 0, applied: true });
     expect(m.alpha).toEqual(before);
   });
 
