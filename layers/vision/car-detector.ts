@@ -18,7 +18,7 @@ export interface ObjectDetector {
   /** COCO objects in source-image pixels, best score first. */
   detect(
     image: DecodedImage,
-    options?: Pick<NanodetDecodeOptions, 'scoreThreshold'>,
+    options?: Pick<NanodetDecodeOptions, 'scoreThreshold' | 'priors'>,
   ): Promise<ObjectCandidate[]>;
 }
 

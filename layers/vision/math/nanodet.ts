@@ -125,6 +125,11 @@ export interface NanodetDecodeOptions {
   /** Input pixels per source pixel (the letterbox scale); boxes are divided by it and clipped to `source`. */
   readonly scale?: number;
   readonly source?: Size;
+  /**
+   * Where a cell's prior sits: `centre` (opencv_zoo's decoding, the true boxes) or `corner`, the decoding
+   * the analyze head was fitted on until it is fitted again (layers/vision/operations/analyze.ts).
+   */
+  readonly priors?: 'centre' | 'corner';
 }
 
 export const NANODET_DEFAULT_SCORE_THRESHOLD = 0.35;
@@ -174,7 +179,9 @@ export function decodeNanodet(
     maxDetections = 100,
     scale = 1,
     source,
+    priors = 'centre',
   } = options;
+  const offset = (stride: number) => (priors === 'centre' ? PRIOR_OFFSET(stride) : 0);
   const rows = nanodetRowCounts();
   if (outputs.scores.length !== rows.length || outputs.boxes.length !== rows.length) {
     throw new InternalError(
@@ -202,8 +209,8 @@ export function decodeNanodet(
         const score = scores[r * NANODET_CLASS_COUNT + c]!;
         if (!(score >= scoreThreshold)) continue;
         if (!box) {
-          const cx = (r % side) * stride + PRIOR_OFFSET(stride);
-          const cy = Math.floor(r / side) * stride + PRIOR_OFFSET(stride);
+          const cx = (r % side) * stride + offset(stride);
+          const cy = Math.floor(r / side) * stride + offset(stride);
           const o = r * 4 * BINS;
           const x1 = clamp((cx - dflDistance(boxes, o) * stride) / scale, maxX);
           const y1 = clamp((cy - dflDistance(boxes, o + BINS) * stride) / scale, maxY);

@@ -68,6 +68,12 @@ describe('decodeNanodet', () => {
     expect(car!.box.h).toBeCloseTo(32 + 64, 3);
   });
 
+  it('decodes around the cell’s corner when asked, as the analyze head was fitted', () => {
+    const out = outputs([{ level: 2, row: 4, col: 6, scores: { 2: 0.8 }, bins: [2, 1, 3, 2] }]);
+    const [car] = decodeNanodet(out, { priors: 'corner' });
+    expect([car!.box.x, car!.box.y]).toEqual([192 - 64, 128 - 32]);
+  });
+
   it('takes the expectation of the bin softmax, not its argmax', () => {
     const out = outputs([{ level: 0, row: 10, col: 10, scores: { 0: 0.9 }, bins: [0, 0, 0, 0] }]);
     // Left side: equal logits on bins 1 and 2 -> 1.5 bins.
