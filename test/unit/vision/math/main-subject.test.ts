@@ -136,18 +136,20 @@ describe('keepMainSubject', () => {
     expect(result.detached).toBe(18);
   });
 
-  it('fills a hole in a door, leaves a wide opening (the space under the car) open', () => {
+  it('fills a hole in a door, leaves the space under the car and a wing’s gap open', () => {
     const m = blank(300, 120);
     paint(m, 40, 40, 260, 100);
-    paint(m, 120, 60, 130, 70, 0); // a hole in a door: 100 px of 13,200
+    paint(m, 120, 60, 128, 68, 0); // a hole in a door: 64 px, under 1% of the car
+    paint(m, 200, 45, 230, 55, 0); // the gap under a rear wing: 300 px, 3% of the car
     paint(m, 60, 80, 240, 100, 0); // the floor under the car, open at the bottom: not enclosed
     paint(m, 40, 100, 60, 110); // wheels standing on the floor
     paint(m, 240, 100, 260, 110);
     const box = { x: 40, y: 40, w: 220, h: 70 };
     const result = keepMainSubject(m, box, [box], { haloRadius: 2 });
-    expect(at(m, 125, 65)).toBe(255);
-    expect(result.holes).toBe(100);
+    expect(at(m, 124, 64)).toBe(255);
+    expect(result.holes).toBe(64);
     expect(at(m, 150, 90)).toBe(0);
+    expect(at(m, 215, 50)).toBe(0);
   });
 
   it('leaves a matte holding only the main car unchanged', () => {
