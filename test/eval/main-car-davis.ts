@@ -18,7 +18,7 @@ import type { Matte } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
 import { isnetSegmenter } from '#vision/segmenter.ts';
-import { iouOf, loadFrames } from './masks-davis.ts';
+import { dilate, iouOf, loadFrames } from './masks-davis.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -47,39 +47,6 @@ function figures(matte: Matte, truth: Uint8Array, near: Uint8Array) {
   return { iou: iouOf(matte, truth), beyond: fg ? beyond / fg : 0, lost: car ? lost / car : 0 };
 }
 
-/** The mask grown by `r` pixels (a square window), by two separable passes of running maxima. */
-function grow(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
-  const rows = new Uint8Array(mask.length);
-  for (let y = 0; y < h; y++) {
-    let last = -Infinity;
-    for (let x = 0; x < w; x++)
-      if (mask[y * w + x]) last = x;
-      else if (x - last <= r) rows[y * w + x] = 1;
-    last = Infinity;
-    for (let x = w - 1; x >= 0; x--) {
-      if (mask[y * w + x]) {
-        last = x;
-        rows[y * w + x] = 1;
-      } else if (last - x <= r) rows[y * w + x] = 1;
-    }
-  }
-  const out = new Uint8Array(mask.length);
-  for (let x = 0; x < w; x++) {
-    let last = -Infinity;
-    for (let y = 0; y < h; y++)
-      if (rows[y * w + x]) last = y;
-      else if (y - last <= r) out[y * w + x] = 1;
-    last = Infinity;
-    for (let y = h - 1; y >= 0; y--) {
-      if (rows[y * w + x]) {
-        last = y;
-        out[y * w + x] = 1;
-      } else if (last - y <= r) out[y * w + x] = 1;
-    }
-  }
-  return out;
-}
-
 export async function evalMainCarDavis(evalDir: string, models: ModelCache): Promise<MainCarFigures> {
   const [frames, segmenter, cars] = await Promise.all([
     loadFrames(evalDir, models),
@@ -91,7 +58,7 @@ export async function evalMainCarDavis(evalDir: string, models: ModelCache): Pro
   for (const frame of frames) {
     const bytes = await readFile(path.join(evalDir, 'extra', 'masks-davis', frame.name));
     const { width, height } = frame.image;
-    const near = grow(frame.truth, width, height, Math.ceil(0.01 * Math.hypot(width, height)));
+    const near = dilate(frame.truth, width, height, Math.ceil(0.01 * Math.hypot(width, height)));
     const cachedSegmenter = {
       ...segmenter,
       modelMatte: async () => ({ ...frame.small, alpha: Uint8Array.from(frame.small.alpha) }),

@@ -58,7 +58,8 @@ function boundary(mask: Uint8Array, w: number, h: number): Uint8Array {
   return out;
 }
 
-function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
+/** The mask grown by `r` pixels (a square window). */
+export function dilate(mask: Uint8Array, w: number, h: number, r: number): Uint8Array {
   const pass = (src: Uint8Array, dx: number, dy: number) => {
     const out = new Uint8Array(src.length);
     for (let y = 0; y < h; y++) {

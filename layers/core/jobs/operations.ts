@@ -28,6 +28,20 @@ export interface OperationRecord {
   description: string;
 }
 
+/**
+ * The background operations read the same models: ISNet, NanoDet, the plate signals, and MobileNet with
+ * the analyze head for the interior check.
+ */
+const BACKGROUND_MODELS = [
+  'isnet-fp32',
+  'nanodet-plus',
+  'lpd-yunet',
+  'ppocr-det',
+  'ppocr-rec',
+  'ppocr-keys',
+  'mobilenetv2-int8',
+] as const;
+
 export const OPERATION_REGISTRY = {
   plate: {
     price: 'edit',
@@ -44,15 +58,7 @@ export const OPERATION_REGISTRY = {
     batchable: true,
     legacyProcess: false,
     drawsBackground: true,
-    models: [
-      'isnet-fp32',
-      'nanodet-plus',
-      'lpd-yunet',
-      'ppocr-det',
-      'ppocr-rec',
-      'ppocr-keys',
-      'mobilenetv2-int8',
-    ],
+    models: BACKGROUND_MODELS,
     description: '`background` replaces the background without hiding the plate',
   },
   studio_background: {
@@ -61,15 +67,7 @@ export const OPERATION_REGISTRY = {
     batchable: true,
     legacyProcess: true,
     drawsBackground: true,
-    models: [
-      'isnet-fp32',
-      'nanodet-plus',
-      'lpd-yunet',
-      'ppocr-det',
-      'ppocr-rec',
-      'ppocr-keys',
-      'mobilenetv2-int8',
-    ],
+    models: BACKGROUND_MODELS,
     description:
       '`studio_background` replaces it with a preset, `background_file` or the key’s stored background',
   },

@@ -19,17 +19,7 @@ const W = 320;
 const H = 200;
 
 /** A grey street 320 x 200 with a red "car" in `car`; the fake segmenter paints exactly that box. */
-const photo = (car: Box) =>
-  sharp({ create: { width: W, height: H, channels: 3, background: '#707070' } })
-    .composite([
-      {
-        input: { create: { width: car.w, height: car.h, channels: 3, background: '#c00000' } },
-        left: car.x,
-        top: car.y,
-      },
-    ])
-    .jpeg({ quality: 95 })
-    .toBuffer();
+const photo = (car: Box) => photoOfSize(car, W, H);
 
 const segmenterOf = (car: Box) => paintingSegmenter([{ box: car, alpha: 255 }]);
 
