@@ -110,7 +110,7 @@ export interface JobOutput {
 export interface Composition {
   /** The framing applied: `keep` when asked, or when `center` was asked but the photo's edge cut the car. */
   framing: Framing;
-  /** The canvas's shape: the one asked when the car was centred, else `keep` (the photo's own). */
+  /** The canvas's shape: the one asked (a cut car keeps its framing on it), or `keep`: the photo's own. */
   aspect: Aspect;
   /** The photo's edges that cut the car; non-empty means it was not re-framed. */
   car_cut_by_edge: Array<'left' | 'right' | 'top' | 'bottom'>;

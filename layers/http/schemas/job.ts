@@ -52,7 +52,8 @@ export const Composition = z
       .enum(ASPECTS)
       .optional()
       .describe(
-        'The canvas’s shape: the `aspect` applied when the car was centred, else `keep` (the photo’s own). ' +
+        'The canvas’s shape: the `aspect` applied (a car the photo’s edge cuts keeps its framing on it), or ' +
+          '`keep` (the photo’s own). ' +
           'Absent on results made before the option existed.',
       ),
     car_cut_by_edge: z
