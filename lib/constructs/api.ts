@@ -4,6 +4,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { EXPOSED_RESPONSE_HEADERS } from '../../layers/http/responses.ts';
 import { apiFunction, pageRoutes, routes } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { apiObjectAccess, tableActions } from './bucket-access.ts';
@@ -59,6 +60,7 @@ export function createApi(ctx: ServiceContext, props: ApiProps) {
       allowOrigins: ['*'],
       allowMethods: [apigwv2.CorsHttpMethod.ANY],
       allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'x-api-key'],
+      exposeHeaders: [...EXPOSED_RESPONSE_HEADERS],
       maxAge: Duration.hours(1),
     },
   });

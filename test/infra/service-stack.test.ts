@@ -73,6 +73,14 @@ describe('HTTP API', () => {
     },
   );
 
+  it('lets a browser on another origin read Retry-After and Location (CORS expose headers)', () => {
+    const apis = resourcesOfType(serviceJson, 'AWS::ApiGatewayV2::Api');
+    expect(apis).toHaveLength(1);
+    expect(apis[0]![1].Properties).toMatchObject({
+      CorsConfiguration: { ExposeHeaders: ['retry-after', 'location'] },
+    });
+  });
+
   it('has a route for every present handler, HEAD beside every GET, and nothing else', () => {
     const gets = present.filter((route) => route.method === 'GET');
     expect(templateRoutes).toHaveLength(present.length + gets.length);
