@@ -98,6 +98,41 @@ export interface GatewayOptions {
   keyRate?: RateLimit;
   /** Per source address of requests without a key (guests); absent: no limit. */
   guestRate?: RateLimit;
+  /** The API's CORS configuration (the template's `CorsConfiguration`); absent: no CORS. */
+  cors?: CorsConfiguration | null;
+}
+
+/** An HTTP API's `CorsConfiguration`, as CloudFormation spells it. */
+export interface CorsConfiguration {
+  AllowOrigins?: string[];
+  AllowMethods?: string[];
+  AllowHeaders?: string[];
+  ExposeHeaders?: string[];
+  MaxAge?: number;
+}
+
+/**
+ * CORS as an HTTP API with a CORS configuration does it: it answers a preflight (`OPTIONS` with `Origin` and
+ * `Access-Control-Request-Method`) itself, with no route and no integration, and it adds the configured
+ * headers to every response to a request from an allowed origin. Returns true when it answered.
+ */
+function applyCors(cors: CorsConfiguration, req: IncomingMessage, res: ServerResponse): boolean {
+  const origin = req.headers.origin;
+  const origins = cors.AllowOrigins ?? [];
+  if (!origin || !(origins.includes('*') || origins.includes(origin))) return false;
+  res.setHeader('access-control-allow-origin', origins.includes('*') ? '*' : origin);
+  const preflight = req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined;
+  if (!preflight) {
+    if (cors.ExposeHeaders?.length)
+      res.setHeader('access-control-expose-headers', cors.ExposeHeaders.join(','));
+    return false;
+  }
+  if (cors.AllowMethods?.length) res.setHeader('access-control-allow-methods', cors.AllowMethods.join(','));
+  if (cors.AllowHeaders?.length) res.setHeader('access-control-allow-headers', cors.AllowHeaders.join(','));
+  if (cors.MaxAge !== undefined) res.setHeader('access-control-max-age', String(cors.MaxAge));
+  req.resume();
+  res.writeHead(204).end();
+  return true;
 }
 
 /** The request listener alone (createApiServer adds the parts that live on the server). */
@@ -105,6 +140,7 @@ export function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions
   const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
   const throttle = throttler(options);
   return (req: IncomingMessage, res: ServerResponse): void => {
+    if (options.cors && applyCors(options.cors, req, res)) return;
     const admission = throttle(req);
     if (admission && !admission.admitted) {
       const { limit, retryAfterSeconds, message } = admission;

@@ -268,7 +268,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       routeKey: route.routeKey,
       invoke: (event) => invokeFunction(route.functionId, event),
     })),
-    options.rateLimits,
+    { ...options.rateLimits, cors: topology.cors },
   );
   const host = options.host ?? '127.0.0.1';
   try {

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { CfnTemplate } from '../lib/app.ts';
 import { stackNames } from '../lib/config.ts';
+import type { CorsConfiguration } from './api-gateway.ts';
 
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
 export interface LocalTopology {
@@ -10,6 +11,8 @@ export interface LocalTopology {
   routes: Array<{ routeKey: string; functionId: string }>;
   stateMachines: Array<{ logicalId: string; name?: string; definition: Record<string, unknown> }>;
   tables: CreateTableCommandInput[];
+  /** The HTTP API's CORS configuration; null without one. */
+  cors: CorsConfiguration | null;
 }
 
 export interface LocalFunction {
@@ -78,7 +81,7 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
   ) as Record<string, Resource>;
   const functions = new Map<string, LocalFunction>();
   const integrations = new Map<string, string>();
-  const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [] };
+  const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [], cors: null };
 
   for (const [logicalId, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
@@ -95,6 +98,8 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
           ? { assetHash: props.Code.S3Key.replace(/\.zip$/, '') }
           : {}),
       });
+    } else if (resource.Type === 'AWS::ApiGatewayV2::Api') {
+      topology.cors = (props.CorsConfiguration as CorsConfiguration | undefined) ?? null;
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);
       if (functionId) integrations.set(logicalId, functionId);

@@ -20,6 +20,25 @@ describe('jobs API: listing, cancel, retry and the legacy routes', () => {
     await server?.stop();
   });
 
+  it('lets a browser on another origin call it: preflight answered, Retry-After readable', async () => {
+    const preflight = await fetch(`${server.baseUrl}/jobs`, {
+      method: 'OPTIONS',
+      headers: {
+        origin: 'https://dealer.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'x-api-key,idempotency-key',
+      },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toContain('idempotency-key');
+    const answer = await fetch(`${server.baseUrl}/quota`, {
+      headers: { origin: 'https://dealer.example', 'x-api-key': await server.createKey(1) },
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('access-control-expose-headers')).toBe('retry-after,location');
+  });
+
   it('lists only the calling key’s jobs, newest first, a page at a time, filtered by status', async () => {
     const key = await server.createKey(100);
     const client = api(server, key);

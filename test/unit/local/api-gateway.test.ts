@@ -9,6 +9,7 @@ import {
   MAX_URL_BYTES,
 } from '#core/limits.ts';
 import { createApiServer } from '../../../local/api-gateway.ts';
+import { readTopology } from '../../../local/template.ts';
 
 let server: http.Server;
 let port: number;
@@ -273,5 +274,77 @@ describe('local API gateway throttling', () => {
       throttled.closeAllConnections();
       await new Promise((resolve) => throttled.close(resolve));
     }
+  });
+});
+
+describe('local API gateway CORS, as an HTTP API with a CORS configuration', () => {
+  it('answers a preflight itself and adds the allowed origin and exposed headers to responses', async () => {
+    const invoked: string[] = [];
+    const cors = createApiServer(
+      [
+        {
+          routeKey: 'GET /api/v1/quota',
+          invoke: async (event) => {
+            invoked.push(event.routeKey);
+            return { statusCode: 429, headers: { 'retry-after': '5' }, body: '{}' };
+          },
+        },
+      ],
+      {
+        cors: {
+          AllowOrigins: ['*'],
+          AllowMethods: ['*'],
+          AllowHeaders: ['authorization', 'x-api-key'],
+          ExposeHeaders: ['retry-after', 'location'],
+          MaxAge: 3600,
+        },
+      },
+    );
+    await new Promise<void>((resolve) => cors.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(cors.address() as AddressInfo).port}/api/v1/quota`;
+    try {
+      const preflight = await fetch(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'GET' },
+      });
+      expect(preflight.status).toBe(204);
+      expect(Object.fromEntries(preflight.headers)).toMatchObject({
+        'access-control-allow-origin': '*',
+        'access-control-allow-methods': '*',
+        'access-control-allow-headers': 'authorization,x-api-key',
+        'access-control-max-age': '3600',
+      });
+      expect(invoked).toEqual([]);
+
+      const answer = await fetch(url, { headers: { origin: 'https://app.example' } });
+      expect(answer.status).toBe(429);
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+      expect(answer.headers.get('access-control-expose-headers')).toBe('retry-after,location');
+      expect(answer.headers.get('retry-after')).toBe('5');
+
+      // Without an Origin it is no CORS request, and an OPTIONS that is no preflight finds no route.
+      expect((await fetch(url)).headers.get('access-control-allow-origin')).toBeNull();
+      expect((await fetch(url, { method: 'OPTIONS' })).status).toBe(405);
+    } finally {
+      cors.closeAllConnections();
+      await new Promise((resolve) => cors.close(resolve));
+    }
+  });
+
+  it('reads the CORS configuration from the synthesized HTTP API', () => {
+    const topology = readTopology(
+      [
+        {
+          Resources: {
+            Api: {
+              Type: 'AWS::ApiGatewayV2::Api',
+              Properties: { CorsConfiguration: { AllowOrigins: ['*'], ExposeHeaders: ['retry-after'] } },
+            },
+          },
+        },
+      ],
+      (id) => id,
+    );
+    expect(topology.cors).toEqual({ AllowOrigins: ['*'], ExposeHeaders: ['retry-after'] });
   });
 });
