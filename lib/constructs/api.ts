@@ -4,7 +4,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
-import { EXPOSED_RESPONSE_HEADERS } from '../../layers/http/responses.ts';
+import { EXPOSED_RESPONSE_HEADERS } from '../../layers/core/exposed-headers.ts';
 import { apiFunction, pageRoutes, routes } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { apiObjectAccess, tableActions } from './bucket-access.ts';
