@@ -39,7 +39,7 @@ export function fillPlates(image: DecodedImage, quads: readonly Quad[], options:
 }
 
 /** RGB bytes of a colour as the job parameters spell it (`#rrggbb` or a legacy name). */
-function colourBytes(color: string): [number, number, number] {
+export function colourBytes(color: string): [number, number, number] {
   const hex = normalizePlateColor(color);
   return [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16)) as [number, number, number];
 }

@@ -15,6 +15,7 @@ import { decodeSource } from '#vision/image-io.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { mainCarChoice } from '#vision/math/main-subject.ts';
+import { matteStats } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -31,18 +32,12 @@ export function sideOffsets(found: Box, truth: Box): Record<Side, number> {
   };
 }
 
+/** The box of a hand-drawn mask (pixels >= 128, as `matteStats` bounds a matte). */
 async function maskBox(file: string): Promise<Box> {
   const { data, info } = await sharp(file).extractChannel(0).raw().toBuffer({ resolveWithObject: true });
-  let [x0, y0, x1, y1] = [Infinity, Infinity, -1, -1];
-  for (let y = 0; y < info.height; y++)
-    for (let x = 0; x < info.width; x++)
-      if (data[y * info.width + x]! >= 128) {
-        x0 = Math.min(x0, x);
-        y0 = Math.min(y0, y);
-        x1 = Math.max(x1, x + 1);
-        y1 = Math.max(y1, y + 1);
-      }
-  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  const { box } = matteStats({ width: info.width, height: info.height, alpha: new Uint8Array(data) });
+  if (!box) throw new Error(`${file} is an empty mask`);
+  return box;
 }
 
 export async function evalCarBoxes(evalDir: string, models: ModelCache): Promise<string> {

@@ -10,7 +10,8 @@
  * - detached: foreground in components not connected to the car's (the largest one), as a share of the
  *   foreground: floating exhaust tips, a mirror cut loose, a ghost.
  */
-import { type Box, convexHull, type Point } from '#vision/math/geometry.ts';
+import { type Box, convexHull, type Point, polygonArea } from '#vision/math/geometry.ts';
+import { backgroundRegions } from '#vision/math/main-subject.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 
 /** The margin around the main car's box within which foreground counts as the car's, as a share of it. */
@@ -76,44 +77,10 @@ export function matteProxies(matte: Matte, mainBox: Box | null): MatteProxies {
   };
 }
 
-/** Background pixels (4-connected) that cannot reach the image's border: holes inside the foreground. */
+/** Background pixels in the holes of the matte: regions that cannot reach the image's border. */
 function enclosedBackground(matte: Matte): number {
-  const { width, height, alpha } = matte;
-  const reached = new Uint8Array(width * height);
-  const stack: number[] = [];
-  const visit = (i: number) => {
-    if (reached[i] || alpha[i]! >= FOREGROUND) return;
-    reached[i] = 1;
-    stack.push(i);
-  };
-  for (let x = 0; x < width; x++) {
-    visit(x);
-    visit((height - 1) * width + x);
-  }
-  for (let y = 0; y < height; y++) {
-    visit(y * width);
-    visit(y * width + width - 1);
-  }
-  while (stack.length > 0) {
-    const i = stack.pop()!;
-    const x = i % width;
-    if (x > 0) visit(i - 1);
-    if (x < width - 1) visit(i + 1);
-    if (i >= width) visit(i - width);
-    if (i < (height - 1) * width) visit(i + width);
-  }
+  const { sizes, open } = backgroundRegions(matte);
   let enclosed = 0;
-  for (let i = 0; i < alpha.length; i++) if (!reached[i] && alpha[i]! < FOREGROUND) enclosed++;
+  for (let label = 1; label < sizes.length; label++) if (!open[label]) enclosed += sizes[label]!;
   return enclosed;
-}
-
-/** The area of a polygon (shoelace). */
-function polygonArea(polygon: readonly Point[]): number {
-  let twice = 0;
-  for (let i = 0; i < polygon.length; i++) {
-    const p = polygon[i]!;
-    const q = polygon[(i + 1) % polygon.length]!;
-    twice += p.x * q.y - q.x * p.y;
-  }
-  return Math.abs(twice) / 2;
 }

@@ -12,6 +12,7 @@ import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
 import { maskFile, plateMask } from '#vision/operations/masks.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
+import { colourBytes } from '#vision/plate-fill.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 
 /**
@@ -103,7 +104,7 @@ function borderMean(image: DecodedImage): number[] {
 
 /** An interior: a border within 24 of cabin brown in every channel. */
 function isInterior(image: DecodedImage): boolean {
-  const brown = [1, 3, 5].map((i) => Number.parseInt(MARKER_INTERIOR_COLOR.slice(i, i + 2), 16));
+  const brown = colourBytes(MARKER_INTERIOR_COLOR);
   return borderMean(image).every((value, c) => Math.abs(value - brown[c]!) <= 24);
 }
 

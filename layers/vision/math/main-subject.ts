@@ -240,10 +240,10 @@ function clearSmallParts(matte: Matte, share: number): number {
 }
 
 /**
- * Fills solid every region of background (alpha < FOREGROUND, 8-connected) that does not reach the image's
- * border and is at most `share` of the foreground's area: a hole inside the car.
+ * The regions of background (alpha < FOREGROUND, 8-connected), labelled, and whether each reaches the
+ * image's border (`open`); a region that does not is a hole inside the foreground. Label 0 is foreground.
  */
-function fillHoles(matte: Matte, share: number): number {
+export function backgroundRegions(matte: Matte): { labels: Int32Array; sizes: number[]; open: Uint8Array } {
   const { width, height, alpha } = matte;
   const inverse = { width, height, alpha: Uint8Array.from(alpha, (a) => (a < FOREGROUND ? 255 : 0)) };
   const { labels, sizes } = labelComponents(inverse, 0);
@@ -256,6 +256,13 @@ function fillHoles(matte: Matte, share: number): number {
     open[labels[y * width]!] = 1;
     open[labels[y * width + width - 1]!] = 1;
   }
+  return { labels, sizes, open };
+}
+
+/** Fills solid every hole (`backgroundRegions`) of at most `share` of the foreground's area. */
+function fillHoles(matte: Matte, share: number): number {
+  const { alpha } = matte;
+  const { labels, sizes, open } = backgroundRegions(matte);
   let car = 0;
   for (const a of alpha) if (a >= FOREGROUND) car++;
   const max = share * car;
