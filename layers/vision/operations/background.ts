@@ -133,11 +133,11 @@ export async function replaceBackground(
   // The full-size decode (for compositing) overlaps the models, which look at a reduced copy.
   const levels = await openSource(source);
   const whole = levels.atScale(1);
-  const checkType = deps.photoType && params.requireExterior !== false;
+  const readType = params.requireExterior !== false ? deps.photoType : undefined;
   let [image, { matte, stats, car, ownAlpha }, photoType] = await Promise.all([
     whole,
     mainCarCutout(deps, levels, whole),
-    checkType ? deps.photoType!(levels) : null,
+    readType ? readType(levels) : null,
   ]);
   if (photoType?.value === 'interior' && !ownAlpha) throw notAnExterior(photoType.conf);
   assertUsableMatte(stats);
