@@ -234,6 +234,11 @@ function describeJob(job: JobEnvelope, absolute: (route: string) => string, save
   const lines = [`${job.id} ${job.operation}: ${job.status}`];
   if (job.error?.message) lines.push(`  error ${job.error.code}: ${job.error.message}`);
   if (job.url) lines.push(`  result ${absolute(job.url)}${savedTo ? ` (saved to ${savedTo})` : ''}`);
+  // Corners in the result's pixels, rounded: enough to find the plate on the saved file.
+  for (const { corners, score } of job.output?.plates ?? []) {
+    const at = corners.map(([x, y]) => `${Math.round(x)},${Math.round(y)}`).join(' ');
+    lines.push(`  plate at ${at} (score ${score})`);
+  }
   if (job.output?.plate_hidden === false && job.operation === 'studio_background') {
     lines.push(
       '  WARNING plate may be visible: the car shows its front or rear but no plate was hidden (--require-plate fails such a job)',

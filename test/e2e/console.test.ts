@@ -88,6 +88,13 @@ describe.skipIf(!hasChromium || !hasShared)('web console in Chromium', () => {
     await expect(page.getByLabel('Before / after').inputValue()).resolves.toBe('100');
     await expect(page.locator('.card .after-tag').first().isVisible()).resolves.toBe(true);
     await expect(page.locator('.card .plate-warning').first().isVisible()).resolves.toBe(false);
+    // The plate the job reports is outlined on the result, and the toggle takes the outline away.
+    const outlines = page.locator('.card .plate-outlines').first();
+    await expect.poll(() => outlines.locator('polygon').count()).toBe(1);
+    await expect(outlines.isVisible()).resolves.toBe(true);
+    await page.getByLabel('Outline plates').uncheck();
+    await expect(outlines.isVisible()).resolves.toBe(false);
+    await page.getByLabel('Outline plates').check();
     await page.getByLabel('Before / after').fill('70');
     await expect(page.locator('.card .before-tag').first().isVisible()).resolves.toBe(true);
     await expect(page.locator('.card .divider').first().isVisible()).resolves.toBe(true);

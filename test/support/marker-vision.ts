@@ -3,14 +3,15 @@ import { PlateNotFoundError, UnclassifiableError } from '#core/errors.ts';
 import { FRAMING_DEFAULTS } from '#core/jobs/job.ts';
 import type { Operation } from '#core/jobs/operations.ts';
 import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
-import { type DecodedImage, extensionOf, openSource, type SourceLevels } from '#vision/image-io.ts';
+import { type DecodedImage, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { Box, Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, labelComponents, type Matte } from '#vision/math/matte.ts';
 import { LICENSE_PLATE_ID } from '#vision/math/vocabulary.ts';
 import { backgroundOutput, replaceBackground } from '#vision/operations/background.ts';
 import { hidePlates } from '#vision/operations/hide-plates.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
-import { maskFile, plateMask } from '#vision/operations/masks.ts';
+import { maskFile, plateMaskOutput } from '#vision/operations/masks.ts';
+import { plateOutput } from '#vision/operations/plate.ts';
 import type { PlateDetection, PlateDetector } from '#vision/plate-detector.ts';
 import { colourBytes } from '#vision/plate-fill.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
@@ -167,39 +168,15 @@ export function markerOperationRunner(): OperationRunner {
     Operation,
     (input: Parameters<OperationRunner['run']>[1]) => Promise<OperationResult>
   > = {
-    async plate(input) {
-      const result = await hidePlates({ detector }, input.source, input.params);
-      return {
-        files: [
-          {
-            name: `result.${extensionOf(result.contentType)}`,
-            roles: ['url'],
-            bytes: result.image,
-            contentType: result.contentType,
-          },
-        ],
-        modelVersion: versions('plate_detector'),
-        inferenceCached: false,
-        platesDetected: result.plates.length,
-      };
-    },
+    plate: async (input) =>
+      plateOutput(await hidePlates({ detector }, input.source, input.params), versions('plate_detector')),
     background: (input) => background(input, 'background'),
     studio_background: (input) => background(input, 'studio_background'),
     async plate_mask(input) {
       const image = await openSource(input.source);
       const plates = await detector.find(image);
       if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
-      const mask = plateMask(
-        image,
-        plates.map((plate) => plate.quad),
-        input.params,
-      );
-      return {
-        files: [await maskFile('plate_mask', mask, input.params)],
-        modelVersion: versions('plate_detector'),
-        inferenceCached: false,
-        platesDetected: plates.length,
-      };
+      return plateMaskOutput(image, plates, input.params, versions('plate_detector'));
     },
     async background_mask(input) {
       const levels = await openSource(input.source);

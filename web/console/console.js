@@ -205,6 +205,7 @@ function showOutput(card, file, job) {
     };
     range.addEventListener('input', update);
     update();
+    if (output.plates?.length) outlinePlates(card, output.plates);
     compare.hidden = false;
   } else if (output.url) {
     const only = $('.result-only', card);
@@ -233,6 +234,39 @@ function showOutput(card, file, job) {
     masks.append(figure);
   }
   if (output.analysis) showAnalysis($('.analysis', card), output.analysis);
+}
+
+/**
+ * The plates the job reports, drawn over the result: the outline is in the result's pixels, and the SVG
+ * is cropped as the result image is (object-fit: cover), so each outline lands on its fill.
+ */
+function outlinePlates(card, plates) {
+  const svg = $('.plate-outlines', card);
+  const after = $('.after', card);
+  const SVG = 'http://www.w3.org/2000/svg';
+  const draw = () => {
+    svg.setAttribute('viewBox', `0 0 ${after.naturalWidth} ${after.naturalHeight}`);
+    svg.setAttribute('preserveAspectRatio', 'xMidYMid slice');
+    svg.replaceChildren(
+      ...plates.map(({ corners, score }) => {
+        const outline = document.createElementNS(SVG, 'polygon');
+        outline.setAttribute('points', corners.map(([x, y]) => `${x},${y}`).join(' '));
+        const title = document.createElementNS(SVG, 'title');
+        title.textContent = `Plate, score ${score}`;
+        outline.append(title);
+        return outline;
+      }),
+    );
+  };
+  if (after.complete && after.naturalWidth) draw();
+  else after.addEventListener('load', draw, { once: true });
+  const toggle = $('.outline-plates', card);
+  const show = () => {
+    svg.hidden = !toggle.checked;
+  };
+  toggle.addEventListener('change', show);
+  show();
+  $('.outline-toggle', card).hidden = false;
 }
 
 function showAnalysis(list, analysis) {

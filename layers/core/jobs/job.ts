@@ -98,12 +98,22 @@ export interface JobOutput {
   inference_cached: boolean;
   model_version: Record<string, string>;
   plates_detected?: number;
+  /** Where each plate counted in `plates_detected` lies in the result image, best score first. */
+  plates?: PlateFound[];
   /**
    * Background operations: false when the photo looks like a car's front or rear (a plate candidate on
    * the car) and no plate was filled, so a plate may still be readable; true otherwise.
    */
   plate_hidden?: boolean;
   composition?: Composition;
+}
+
+/** A plate as the output reports it: the client can audit the fill, or redact in its own style. */
+export interface PlateFound {
+  /** Top-left, top-right, bottom-right, bottom-left, in the result image's pixels (x right, y down). */
+  corners: [[number, number], [number, number], [number, number], [number, number]];
+  /** 0-1: the detector's, or the plate text's where the text confirmed it and scores higher. */
+  score: number;
 }
 
 /** How a background result placed the car, and what the service decided for the user (the output says so). */

@@ -11,7 +11,7 @@ interface CacheEntry {
   files: Array<{ name: string; roles: OperationResult['files'][number]['roles']; contentType: string }>;
   analysis?: Record<string, unknown>;
   modelVersion: Record<string, string>;
-  platesDetected?: number;
+  plates?: OperationResult['plates'];
   plateHidden?: boolean;
   composition?: OperationResult['composition'];
 }
@@ -109,7 +109,7 @@ async function write(objects: ObjectStore, prefix: string, result: OperationResu
     files: result.files.map(({ name, roles, contentType }) => ({ name, roles, contentType })),
     ...(result.analysis ? { analysis: result.analysis } : {}),
     modelVersion: result.modelVersion,
-    ...(result.platesDetected !== undefined ? { platesDetected: result.platesDetected } : {}),
+    ...(result.plates ? { plates: result.plates } : {}),
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
     ...(result.composition ? { composition: result.composition } : {}),
   };

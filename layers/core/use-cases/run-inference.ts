@@ -1,6 +1,6 @@
 import { PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
-import type { Composition, JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import type { Composition, JobOutput, JobParams, Operation, PlateFound } from '../jobs/job.ts';
 import { outputKindOf } from '../jobs/operations.ts';
 import type { ObjectStore } from '../ports.ts';
 import type { ResultFile } from './files.ts';
@@ -13,7 +13,8 @@ export interface OperationResult {
   analysis?: Record<string, unknown>;
   modelVersion: Record<string, string>;
   inferenceCached: boolean;
-  platesDetected?: number;
+  /** The plates the operation filled or (`background`) found, in the result image's pixels. */
+  plates?: PlateFound[];
   /** Background operations: whether no plate looks left readable (JobOutput.plate_hidden). */
   plateHidden?: boolean;
   /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
@@ -93,7 +94,10 @@ export async function runInference(
     for (const role of file.roles) output[role] = resultPath(order.jobId, file.name);
   }
   if (result.analysis) output.analysis = result.analysis;
-  if (result.platesDetected !== undefined) output.plates_detected = result.platesDetected;
+  if (result.plates) {
+    output.plates_detected = result.plates.length;
+    output.plates = result.plates;
+  }
   if (result.plateHidden !== undefined) output.plate_hidden = result.plateHidden;
   if (result.composition) output.composition = result.composition;
   return { output, files };

@@ -67,6 +67,21 @@ export const Composition = z
   })
   .describe('`background` and `studio_background`: where the car was put and what was decided for you.');
 
+const point = z.tuple([z.number(), z.number()]);
+
+export const PlateFound = z
+  .object({
+    corners: z
+      .tuple([point, point, point, point])
+      .describe('The plate’s corners as [x, y]: top-left, top-right, bottom-right, bottom-left (y down).'),
+    score: z
+      .number()
+      .min(0)
+      .max(1)
+      .describe('0-1: the detector’s confidence, or the plate text’s where its reading confirmed the plate.'),
+  })
+  .describe('A plate the job filled (`plate`, `plate_mask`, `studio_background`) or found (`background`).');
+
 export const JobOutput = z
   .object({
     url: resultUrl.optional(),
@@ -84,6 +99,13 @@ export const JobOutput = z
       .optional()
       .describe(
         '`plate`: plates filled. `studio_background`: plates on the car filled; `background`: plates on the car found (and kept).',
+      ),
+    plates: z
+      .array(PlateFound)
+      .optional()
+      .describe(
+        'Each plate counted in `plates_detected`, surest first, in the pixels of the result image you ' +
+          'download (after any re-framing and `max_width`): audit a fill, or redact in your own style.',
       ),
     plate_hidden: z
       .boolean()
@@ -239,6 +261,17 @@ const succeeded = {
     inference_cached: false,
     model_version: { plate_detector: 'lpd-yunet-2023mar-dynamic' },
     plates_detected: 1,
+    plates: [
+      {
+        corners: [
+          [1412.5, 1768.2],
+          [1806.1, 1774.9],
+          [1804.3, 1862.4],
+          [1410.8, 1855.0],
+        ],
+        score: 0.871,
+      },
+    ],
   },
   links: links(resultJpg),
 };

@@ -6,6 +6,7 @@ import {
   FRAMING_DEFAULTS,
   type Framing,
   type JobParams,
+  type PlateFound,
 } from '#core/jobs/job.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backdrops.ts';
@@ -30,7 +31,7 @@ import {
   keptPlacement,
   type Placement,
 } from '#vision/math/framing.ts';
-import type { Box } from '#vision/math/geometry.ts';
+import type { Box, Size } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -40,6 +41,7 @@ import {
   type Matte,
   matteStats,
 } from '#vision/math/matte.ts';
+import { reportedPlates } from '#vision/math/plate-report.ts';
 import type { PhotoType } from '#vision/math/vocabulary.ts';
 import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
@@ -78,6 +80,8 @@ export interface ReplaceBackgroundResult {
   readonly matte: Buffer;
   /** The plates filled (those on the car), in the photo's pixels; empty without a detector. */
   readonly plates: PlateDetection[];
+  /** The same plates in the result image's pixels (moved with the car), as the job output reports them. */
+  readonly platesInResult: PlateFound[];
   /** PNG of the filled plates' mask at the result's size; null when none was filled or there is no detector. */
   readonly plateMask: Buffer | null;
   /** With a detector: whether no plate looks left readable on the car (`plate_hidden`). */
@@ -216,6 +220,7 @@ export async function replaceBackground(
   }
 
   const maxWidth = params.maxWidth ?? null;
+  const drawn: Size = { width: image.width, height: image.height };
   const [encoded, matteBytes, plateBytes] = await Promise.all([
     encodeResult(image, { format: params.format ?? (transparent ? 'png' : null), maxWidth }),
     encodeMask(matte, maxWidth),
@@ -228,6 +233,7 @@ export async function replaceBackground(
     height: encoded.height,
     matte: matteBytes,
     plates,
+    platesInResult: reportedPlates(plates, { placement, drawn, encoded }),
     plateMask: plateBytes,
     composition,
     ...(plateHidden !== undefined ? { plateHidden } : {}),
@@ -346,7 +352,7 @@ export function backgroundOutput(
     files,
     modelVersion,
     inferenceCached: false,
-    platesDetected: result.plates.length,
+    plates: result.platesInResult,
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
     composition: result.composition,
   };

@@ -1,4 +1,5 @@
 import { PlateNotFoundError } from '#core/errors.ts';
+import type { PlateFound } from '#core/jobs/job.ts';
 import {
   besideWhole,
   encodeResult,
@@ -6,6 +7,7 @@ import {
   openSource,
   type ResultType,
 } from '#vision/image-io.ts';
+import { reportedPlates } from '#vision/math/plate-report.ts';
 import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 
@@ -27,6 +29,8 @@ export interface HidePlatesResult {
   readonly height: number;
   /** In the source's pixels after EXIF orientation (before any `maxWidth` scaling). */
   readonly plates: PlateDetection[];
+  /** The same plates in the result image's pixels, as the job output reports them. */
+  readonly platesInResult: PlateFound[];
 }
 
 /**
@@ -58,5 +62,6 @@ export async function hidePlates(
     maskOnly: params.plateMaskOnly,
   });
   const { data, contentType, width, height } = await encodeResult(decoded, params);
-  return { image: data, contentType, width, height, plates };
+  const platesInResult = reportedPlates(plates, { drawn: decoded, encoded: { width, height } });
+  return { image: data, contentType, width, height, plates, platesInResult };
 }

@@ -10,13 +10,14 @@ import {
   openSource,
   outputSize,
 } from '#vision/image-io.ts';
-import type { Quad } from '#vision/math/geometry.ts';
+import type { Quad, Size } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte } from '#vision/math/matte.ts';
+import { reportedPlates } from '#vision/math/plate-report.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
-import { plateOutlines } from '../plate-detector.ts';
+import { type PlateDetection, plateOutlines } from '../plate-detector.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { mainCarCutout } from './main-car.ts';
 import { plateDetector } from './plate.ts';
@@ -132,12 +133,25 @@ export async function plateMaskOperation(
   const image = await openSource(input.source);
   const plates = await detector.find(image);
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
-  const mask = plateMask(image, plateOutlines(plates), input.params);
+  return plateMaskOutput(image, plates, input.params, { plate_detector: detector.modelVersion });
+}
+
+/** What `plate_mask` gives for its job: the mask of the plates found, and where they are in it. */
+export async function plateMaskOutput(
+  image: Size,
+  plates: readonly PlateDetection[],
+  params: Pick<JobParams, 'plateSmoothing' | 'plateMaskOnly'> & OutputOptions,
+  modelVersion: Record<string, string>,
+): Promise<OperationResult> {
+  const mask = plateMask(image, plateOutlines(plates), params);
   return {
-    files: [await maskFile('plate_mask', mask, input.params)],
-    modelVersion: { plate_detector: detector.modelVersion },
+    files: [await maskFile('plate_mask', mask, params)],
+    modelVersion,
     inferenceCached: false,
-    platesDetected: plates.length,
+    plates: reportedPlates(plates, {
+      drawn: image,
+      encoded: outputSize(image.width, image.height, params.maxWidth),
+    }),
   };
 }
 

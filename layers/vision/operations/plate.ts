@@ -6,7 +6,7 @@ import type { ModelCache } from '../models.ts';
 import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
 import { createTextReader, type TextReader } from '../text-reader.ts';
-import { hidePlates } from './hide-plates.ts';
+import { type HidePlatesResult, hidePlates } from './hide-plates.ts';
 
 /** PP-OCRv4's detector, recogniser and dictionary; any of them missing is ModelUnavailableError. */
 export const textReader = (models: ModelCache): Promise<TextReader> =>
@@ -41,13 +41,22 @@ export const plateDetector = (models: ModelCache): Promise<PlateDetector> =>
 export async function plateOperation(models: ModelCache, input: OperationInput): Promise<OperationResult> {
   const detector = await plateDetector(models);
   const result = await hidePlates({ detector }, input.source, input.params);
-  const extension = extensionOf(result.contentType);
+  return plateOutput(result, { plate_detector: detector.modelVersion });
+}
+
+/** What `plate` gives for its job: the filled photo, and where the plates were. */
+export function plateOutput(result: HidePlatesResult, modelVersion: Record<string, string>): OperationResult {
   return {
     files: [
-      { name: `result.${extension}`, roles: ['url'], bytes: result.image, contentType: result.contentType },
+      {
+        name: `result.${extensionOf(result.contentType)}`,
+        roles: ['url'],
+        bytes: result.image,
+        contentType: result.contentType,
+      },
     ],
-    modelVersion: { plate_detector: detector.modelVersion },
+    modelVersion,
     inferenceCached: false,
-    platesDetected: result.plates.length,
+    plates: result.platesInResult,
   };
 }

@@ -139,6 +139,8 @@ describe('photo-jobs/client and the CLI against npm start', () => {
       // The state once, and the result as a URL to open.
       expect(job.stdout.match(/success/g)).toHaveLength(1);
       expect(job.stdout).toMatch(new RegExp(`result ${server.origin}/api/v1/results/job_\\w+/result\\.jpg`));
+      // Where the plate was filled, as four corners in the saved file's pixels.
+      expect(job.stdout).toMatch(/\n {2}plate at (\d+,\d+ ){3}\d+,\d+ \(score (0\.\d+|1)\)/);
       // Not a terminal: plain lines on stderr, one per state, no bar.
       expect(job.stderr).toMatch(/started/);
       expect((await readFile(hidden)).subarray(0, 2)).toEqual(Buffer.from([0xff, 0xd8]));

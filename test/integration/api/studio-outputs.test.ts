@@ -63,12 +63,24 @@ describe('studio outputs through the API', () => {
   it('a portrait photo comes out on the 4:3 landscape canvas; an aspect with framing keep is a 400', async () => {
     const client = api(server, await server.createKey(5));
     const portrait = await markedPhoto({ width: 600, height: 800 });
-    const created = await client.postForm('/jobs', photoForm(portrait, { mode: 'studio_background' }));
+    const created = await client.postForm(
+      '/jobs',
+      photoForm(portrait, { mode: 'studio_background', plate_color: '#ff00ff' }),
+    );
     const done = await client.waitForJob(created.body.id, 120_000);
     expect(done.body.status).toBe('success');
     expect(done.body.output.composition).toMatchObject({ framing: 'center', aspect: '4:3' });
-    const meta = await sharp(await download(done.body.url)).metadata();
-    expect([meta.width, meta.height]).toEqual([800, 600]);
+    const { data, info } = await sharp(await download(done.body.url))
+      .raw()
+      .toBuffer({ resolveWithObject: true });
+    expect([info.width, info.height]).toEqual([800, 600]);
+    // The reported plate moved with the car: its outline is where the downloaded result has the fill.
+    expect(done.body.output.plates_detected).toBe(1);
+    const [plate] = done.body.output.plates as Array<{ corners: number[][]; score: number }>;
+    const x = Math.round(plate!.corners.reduce((sum, [cx]) => sum + cx!, 0) / 4);
+    const y = Math.round(plate!.corners.reduce((sum, [, cy]) => sum + cy!, 0) / 4);
+    const [r, g, b] = data.subarray((y * info.width + x) * info.channels);
+    expect([r! > 200, g! < 60, b! > 200]).toEqual([true, true, true]);
 
     const refused = await client.postForm(
       '/jobs',

@@ -30,7 +30,7 @@ function setup() {
         ],
         modelVersion: { plate_detector: 'v1' },
         inferenceCached: false,
-        platesDetected: 1,
+        plates: [{ corners: CORNERS, score: 0.8 }],
       };
     },
   };
@@ -54,6 +54,13 @@ function setup() {
   };
 }
 
+const CORNERS: [[number, number], [number, number], [number, number], [number, number]] = [
+  [1, 2],
+  [9, 2],
+  [9, 4],
+  [1, 4],
+];
+
 describe('inference cache', () => {
   it('serves the same bytes with the same parameters from storage, marked inference_cached', async () => {
     const { cached, input, runs } = setup();
@@ -62,7 +69,7 @@ describe('inference cache', () => {
     expect(first.inferenceCached).toBe(false);
     expect(second).toMatchObject({
       inferenceCached: true,
-      platesDetected: 1,
+      plates: [{ corners: CORNERS, score: 0.8 }],
       modelVersion: { plate_detector: 'v1' },
     });
     expect(second.files[0]!.bytes.toString()).toBe('pixels-1');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NotFoundError, PlateNotFoundError } from '#core/errors.ts';
-import type { JobParams } from '#core/jobs/job.ts';
+import type { JobParams, PlateFound } from '#core/jobs/job.ts';
 import type { ObjectStore } from '#core/ports.ts';
 import { type OperationResult, runInference } from '#core/use-cases/run-inference.ts';
 
@@ -53,21 +53,28 @@ function setup(result: Partial<OperationResult>) {
 
 describe('a plate left visible by a background operation', () => {
   it('is said in the output: plates_detected and plate_hidden', async () => {
-    const { output } = await setup({ platesDetected: 0, plateHidden: false }).run();
-    expect(output).toMatchObject({ plates_detected: 0, plate_hidden: false });
-    const hidden = await setup({ platesDetected: 1, plateHidden: true }).run();
-    expect(hidden.output).toMatchObject({ plates_detected: 1, plate_hidden: true });
+    const { output } = await setup({ plates: [], plateHidden: false }).run();
+    expect(output).toMatchObject({ plates_detected: 0, plates: [], plate_hidden: false });
+    const plate: PlateFound = {
+      corners: [
+        [10, 20],
+        [50, 20],
+        [50, 30],
+        [10, 30],
+      ],
+      score: 0.9,
+    };
+    const hidden = await setup({ plates: [plate], plateHidden: true }).run();
+    expect(hidden.output).toMatchObject({ plates_detected: 1, plates: [plate], plate_hidden: true });
   });
 
   it('fails the job with 803 under require_plate, storing no result', async () => {
-    const t = setup({ platesDetected: 0, plateHidden: false });
+    const t = setup({ plates: [], plateHidden: false });
     const failed = t.run({ requirePlate: true });
     await expect(failed).rejects.toThrow(PlateNotFoundError);
     await expect(failed).rejects.toThrow(/front or rear.*require_plate/);
     expect([...t.stored.keys()]).toEqual(['sources/j.jpg']);
     // A side view (nothing looks like a plate) passes: there was nothing to hide.
-    await expect(
-      setup({ platesDetected: 0, plateHidden: true }).run({ requirePlate: true }),
-    ).resolves.toBeDefined();
+    await expect(setup({ plates: [], plateHidden: true }).run({ requirePlate: true })).resolves.toBeDefined();
   });
 });

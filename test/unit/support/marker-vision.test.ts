@@ -18,9 +18,20 @@ describe('the marker runner (test/support/marker-vision.ts)', () => {
     return [...data.subarray((y * info.width + x) * info.channels, (y * info.width + x) * info.channels + 3)];
   };
 
-  it('fills the marker plate with the plate colour and counts it', async () => {
+  it('fills the marker plate with the plate colour and says where it is', async () => {
     const result = await run('plate', await markedPhoto(), { plateColor: '#ff00ff' });
-    expect(result.platesDetected).toBe(1);
+    // The marker plate of the default photo spans x 204-276, y 208-226.
+    expect(result.plates).toEqual([
+      {
+        corners: [
+          [204, 208],
+          [276, 208],
+          [276, 226],
+          [204, 226],
+        ],
+        score: 1,
+      },
+    ]);
     const [r, g, b] = await pixelAt(result.files[0]!.bytes, 240, 220);
     expect(r).toBeGreaterThan(200);
     expect(g).toBeLessThan(60);
