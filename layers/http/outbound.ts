@@ -7,17 +7,22 @@ import tls from 'node:tls';
 import { PayloadTooLargeError, SourceImageError } from '#core/errors.ts';
 import { isAllowedTarget } from '#core/net/address-policy.ts';
 
-/** Where a vetted request connects: the address checked, never a name resolved again. */
-export interface OutboundTarget {
+export interface ResolvedAddress {
   address: string;
   family: number;
+}
+
+/** Where a vetted request connects: the addresses checked, never a name resolved again. */
+export interface OutboundTarget {
+  /** Every address the host resolved to, each one allowed, in the resolver's order. */
+  addresses: ResolvedAddress[];
   port: number;
   tls: boolean;
   /** The URL's host name, for SNI and certificate checks; absent for an IP literal. */
   servername?: string;
 }
 
-export type Resolver = (host: string) => Promise<Array<{ address: string; family: number }>>;
+export type Resolver = (host: string) => Promise<ResolvedAddress[]>;
 export type Connector = (target: OutboundTarget) => Duplex;
 
 export interface OutboundPolicy {
@@ -72,15 +77,35 @@ export class OutboundError extends Error {
 
 const systemResolver: Resolver = (host) => lookup(host, { all: true, verbatim: true });
 
-const systemConnector: Connector = (target) =>
-  target.tls
-    ? tls.connect({
-        host: target.address,
-        port: target.port,
-        servername: target.servername,
-        ALPNProtocols: ['http/1.1'],
-      })
-    : net.connect({ host: target.address, port: target.port, family: target.family });
+/**
+ * The default connector: Node's Happy Eyeballs (`autoSelectFamily`) over the vetted addresses, IPv6 and IPv4
+ * interleaved from the family the resolver answered first, so a host whose AAAA record comes first is still
+ * reached from a Lambda without IPv6 egress. Node finds the addresses through a lookup that answers with
+ * the vetted list whatever it is asked, so no other address can be reached.
+ */
+export const connectVetted: Connector = (target) => {
+  const socket = {
+    // A name makes Node ask the lookup; an IP literal is its own and only address.
+    host: target.servername ?? target.addresses[0]!.address,
+    port: target.port,
+    lookup: pinnedLookup(target.addresses),
+    autoSelectFamily: true,
+    // Node abandons every attempt but the last after this long (nodejs/node#54359): its 250 ms default drops
+    // handshakes that are only slow. An address without a route (no IPv6 egress) fails at once regardless.
+    autoSelectFamilyAttemptTimeout: 1_000,
+  } satisfies net.TcpNetConnectOpts;
+  return target.tls
+    ? tls.connect({ ...socket, servername: target.servername, ALPNProtocols: ['http/1.1'] })
+    : net.connect(socket);
+};
+
+function pinnedLookup(addresses: ResolvedAddress[]): net.LookupFunction {
+  // Asynchronous, as dns.lookup is: the socket's listeners are not attached yet when it asks.
+  return (_host, options, callback) =>
+    process.nextTick(() =>
+      options.all ? callback(null, addresses) : callback(null, addresses[0]!.address, addresses[0]!.family),
+    );
+}
 
 /**
  * The one way the service talks to a URL a caller gave it (source images, webhooks). On every hop the
@@ -118,7 +143,7 @@ function parseUrl(raw: string): URL {
 
 async function vet(url: URL, policy: OutboundPolicy, deadline: number): Promise<OutboundTarget> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  let addresses: Array<{ address: string; family: number }>;
+  let addresses: ResolvedAddress[];
   try {
     addresses = await withDeadline((policy.resolve ?? systemResolver)(host), deadline);
   } catch (cause) {
@@ -130,7 +155,7 @@ async function vet(url: URL, policy: OutboundPolicy, deadline: number): Promise<
   }
   const tlsTarget = url.protocol === 'https:';
   return {
-    ...addresses[0]!,
+    addresses,
     port: Number(url.port || (tlsTarget ? 443 : 80)),
     tls: tlsTarget,
     ...(net.isIP(host) ? {} : { servername: host }),
@@ -162,7 +187,7 @@ function exchange(
   request: OutboundRequest,
   deadline: number,
 ): Promise<OutboundResponse> {
-  const connect = request.connect ?? systemConnector;
+  const connect = request.connect ?? connectVetted;
   const body = request.body === undefined ? undefined : Buffer.from(request.body);
   const headers = {
     ...request.headers,
@@ -171,7 +196,7 @@ function exchange(
   return new Promise((resolve, reject) => {
     let done = false;
     let timer: NodeJS.Timeout | undefined;
-    // No agent: this request's socket comes from `connect`, to the vetted address, and is not pooled.
+    // No agent: this request's socket comes from `connect`, to the vetted addresses, and is not pooled.
     // A `connect` that throws surfaces as the request's 'error'.
     const req = (target.tls ? https : http).request(url, {
       method: request.method ?? 'GET',
@@ -226,7 +251,13 @@ function exchange(
   });
 }
 
+// Happy Eyeballs fails with one error per address tried; the URL's owner needs each to see which route broke.
 const networkCode = (error: unknown): string =>
+  error instanceof AggregateError
+    ? error.errors.map((each) => `${(each as { address?: unknown }).address} ${errorCode(each)}`).join(', ')
+    : errorCode(error);
+
+const errorCode = (error: unknown): string =>
   (error as { code?: unknown }).code ? String((error as { code: unknown }).code) : (error as Error).message;
 
 // ---------------------------------------------------------------- source images

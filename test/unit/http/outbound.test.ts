@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PayloadTooLargeError, SourceImageError } from '#core/errors.ts';
 import {
   type Connector,
+  connectVetted,
   fetchOutbound,
   OutboundError,
   type OutboundTarget,
@@ -13,19 +14,27 @@ import {
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 
 /**
- * A connect spy that records every connection the client asks for and opens only loopback ones: whatever
- * the client does wrong, no packet leaves this machine.
+ * A connect spy that records every connection the client asks for and opens only loopback ones, through the
+ * real connector: whatever the client does wrong, no packet leaves this machine.
  */
 function loopbackOnly() {
   const targets: OutboundTarget[] = [];
+  const sockets: net.Socket[] = [];
   const connect: Connector = (target) => {
     targets.push(target);
-    if (target.address !== '127.0.0.1' && target.address !== '::1') {
-      throw new Error(`the test refused a connection to ${target.address}`);
-    }
-    return net.connect({ host: target.address, port: target.port });
+    const outside = target.addresses.find(({ address }) => address !== '127.0.0.1' && address !== '::1');
+    if (outside) throw new Error(`the test refused a connection to ${outside.address}`);
+    const socket = connectVetted(target) as net.Socket;
+    sockets.push(socket);
+    return socket;
   };
-  return { connect, targets, addresses: () => targets.map((target) => target.address) };
+  return {
+    connect,
+    targets,
+    addresses: () => targets.flatMap((target) => target.addresses.map(({ address }) => address)),
+    /** The addresses Node's Happy Eyeballs tried, in order (recorded only when there was more than one). */
+    attempts: () => sockets.flatMap((socket) => socket.autoSelectFamilyAttemptedAddresses ?? []),
+  };
 }
 
 /** A resolver from a table; names not in it fail as NXDOMAIN would. */
@@ -173,7 +182,7 @@ describe('fetchOutbound (source images)', () => {
     await get(`http://rebind.test:${port}/x.jpg`, { connect: spy.connect, resolve: dns.resolve });
     expect(dns.asked).toEqual(['rebind.test']);
     expect(spy.targets).toEqual([
-      { address: '127.0.0.1', family: 4, port, tls: false, servername: 'rebind.test' },
+      { addresses: [{ address: '127.0.0.1', family: 4 }], port, tls: false, servername: 'rebind.test' },
     ]);
     expect(received.slice(before).map((r) => r.headers.host)).toEqual([`rebind.test:${port}`]);
   });
@@ -269,6 +278,46 @@ describe('requestOutbound for webhooks', () => {
     });
     expect(new Set(spy.addresses())).toEqual(new Set(['127.0.0.1']));
     expect(spy.targets).toHaveLength(3);
+  });
+
+  it('delivers to a host whose AAAA record comes first and cannot connect, over its A record', async () => {
+    // The server listens on 127.0.0.1 only, so ::1 refuses at its port (or, without IPv6, cannot be reached).
+    const spy = loopbackOnly();
+    const dns = resolverOf({ 'dual.test': ['::1', '127.0.0.1'] });
+    const sender = httpWebhookSender({
+      allowLoopback: true,
+      timeoutMs: 2_000,
+      connect: spy.connect,
+      resolve: dns.resolve,
+    });
+    const before = received.length;
+    expect(await sender.post(`http://dual.test:${port}/ok`, {}, '{}')).toMatchObject({
+      statusCode: 204,
+      error: null,
+    });
+    expect(received.slice(before).map((r) => r.headers.host)).toEqual([`dual.test:${port}`]);
+    expect(dns.asked).toEqual(['dual.test']);
+    expect(spy.attempts()).toEqual([`::1:${port}`, `127.0.0.1:${port}`]);
+  });
+
+  it('names each address tried when none of them connects', async () => {
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const nobody = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const spy = loopbackOnly();
+    const sender = httpWebhookSender({
+      allowLoopback: true,
+      timeoutMs: 2_000,
+      connect: spy.connect,
+      resolve: resolverOf({ 'dual.test': ['::1', '127.0.0.1'] }).resolve,
+    });
+    expect(await sender.post(`http://dual.test:${nobody}/ok`, {}, '{}')).toMatchObject({
+      statusCode: null,
+      // ::1's code depends on the machine: ECONNREFUSED with IPv6, EADDRNOTAVAIL or the like without.
+      error: expect.stringMatching(/^The connection failed \(::1 E[A-Z]+, 127\.0\.0\.1 ECONNREFUSED\)$/),
+    });
+    expect(spy.attempts()).toEqual([`::1:${nobody}`, `127.0.0.1:${nobody}`]);
   });
 
   it('names the failure', async () => {
