@@ -2,7 +2,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
-import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE, type RateLimit } from '#core/rate-limit.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { signingSecrets } from '#core/webhooks/signature.ts';
 import { FETCH_COMMAND, fetchModels, modelStatuses, modelsCacheDir, SERVICE_MODELS } from '#models/fetch.ts';
@@ -29,19 +28,6 @@ function describe(error: unknown) {
   return error instanceof Error
     ? { name: error.name, message: error.message, stack: error.stack }
     : { error };
-}
-
-/** `<PREFIX>_PER_SECOND`, `_BURST`, `_IN_FLIGHT` override the documented defaults (load tests raise them). */
-function rateFromEnv(prefix: string, defaults: RateLimit): RateLimit {
-  const read = (name: string, fallback: number) => {
-    const value = Number(process.env[`${prefix}_${name}`]);
-    return Number.isFinite(value) && value > 0 ? value : fallback;
-  };
-  return {
-    perSecond: read('PER_SECOND', defaults.perSecond),
-    burst: read('BURST', defaults.burst),
-    inFlight: read('IN_FLIGHT', defaults.inFlight),
-  };
 }
 
 const port = Number(process.env.PORT ?? 3000);
@@ -83,10 +69,6 @@ const stack = await startLocalStack({
   assemblyDir: process.env.LOCAL_ASSEMBLY_DIR || undefined,
   // Another module for the image function's handler (tests whose subject is not vision run one without models).
   inferenceHandler: process.env.LOCAL_INFERENCE_HANDLER || undefined,
-  rateLimits: {
-    keyRate: rateFromEnv('RATE_LIMIT_KEY', DEFAULT_KEY_RATE),
-    guestRate: rateFromEnv('RATE_LIMIT_GUEST', DEFAULT_GUEST_RATE),
-  },
 }).catch((error: unknown) => {
   const problem = listenProblem(error, port, listen.host);
   if (!problem) throw error;

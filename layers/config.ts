@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 
 // An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
@@ -56,6 +57,14 @@ const ConfigSchema = z.object({
   ALLOW_KEY_IN_FORM: flag,
   GUEST_TRIAL_CREDITS: z.coerce.number().int().min(0).default(10),
   GUEST_SESSIONS_PER_ADDRESS_PER_DAY: z.coerce.number().int().min(1).default(20),
+  /**
+   * Requests a second and bursts per API key, and per address of requests without one (guests), counted in
+   * the table by every API function (layers/core/use-cases/admit-request.ts); over them is 429.
+   */
+  RATE_LIMIT_KEY_PER_SECOND: z.coerce.number().positive().default(DEFAULT_KEY_RATE.perSecond),
+  RATE_LIMIT_KEY_BURST: z.coerce.number().int().min(1).default(DEFAULT_KEY_RATE.burst),
+  RATE_LIMIT_GUEST_PER_SECOND: z.coerce.number().positive().default(DEFAULT_GUEST_RATE.perSecond),
+  RATE_LIMIT_GUEST_BURST: z.coerce.number().int().min(1).default(DEFAULT_GUEST_RATE.burst),
   /** Jobs one account may have queued or processing at once; more is 429. */
   MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
   /** Largest photo sent by direct upload (POST /uploads), and largest photo inside a batch archive. */

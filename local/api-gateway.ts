@@ -9,7 +9,7 @@ import {
   MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
 } from '#core/limits.ts';
-import { type RateLimit, rateLimiter } from '#core/rate-limit.ts';
+import { type StageThrottle, stageThrottle } from './stage-throttle.ts';
 
 export interface LocalRoute {
   routeKey: string;
@@ -94,10 +94,8 @@ export function createApiServer(routes: LocalRoute[], options: GatewayOptions = 
 }
 
 export interface GatewayOptions {
-  /** Per presented API key; absent: no limit. */
-  keyRate?: RateLimit;
-  /** Per source address of requests without a key (guests); absent: no limit. */
-  guestRate?: RateLimit;
+  /** The stage's default route throttle (the template's `DefaultRouteSettings`); absent: none. */
+  throttle?: StageThrottle | null;
   /** The API's CORS configuration (the template's `CorsConfiguration`); absent: no CORS. */
   cors?: CorsConfiguration | null;
 }
@@ -138,50 +136,20 @@ function applyCors(cors: CorsConfiguration, req: IncomingMessage, res: ServerRes
 /** The request listener alone (createApiServer adds the parts that live on the server). */
 export function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions = {}) {
   const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
-  const throttle = throttler(options);
+  const stage = options.throttle ? stageThrottle(options.throttle) : null;
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (options.cors && applyCors(options.cors, req, res)) return;
-    const admission = throttle(req);
-    if (admission && !admission.admitted) {
-      const { limit, retryAfterSeconds, message } = admission;
-      refuse(req, res, 429, `Too many requests (limit: ${limit}); ${message}`, {
-        'retry-after': String(retryAfterSeconds),
-      });
+    // API Gateway's own answer, in its shape: the stage is shared, so this is not a client's own limit
+    // (that is the functions', in the spec's error body: layers/core/use-cases/admit-request.ts).
+    if (stage && !stage.admit()) {
+      afterBody(req, res, () => send(res, 429, { message: 'Too Many Requests' }));
       return;
     }
-    if (admission) res.once('close', admission.release);
     handle(compiled, req, res).catch((error: unknown) => {
       console.error('[api] request failed in the gateway:', error);
       if (!res.headersSent) refuse(req, res, 500, 'Internal error');
       else res.destroy();
     });
-  };
-}
-
-/**
- * API Gateway's throttling, per client: an API key (whatever key is presented; a wrong one still spends
- * its own allowance) or, without one, the source address.
- */
-function throttler(options: GatewayOptions) {
-  const keys = options.keyRate ? rateLimiter(options.keyRate) : null;
-  const guests = options.guestRate ? rateLimiter(options.guestRate) : null;
-  return (req: IncomingMessage) => {
-    const key = req.headers['x-api-key'] || req.headers.authorization?.replace(/^Bearer +/i, '');
-    const limiter = key ? keys : guests;
-    if (!limiter) return null;
-    const limit = key ? options.keyRate! : options.guestRate!;
-    const admission = limiter.admit(
-      typeof key === 'string' ? `key ${key}` : `address ${req.socket.remoteAddress}`,
-    );
-    if (admission.admitted) return admission;
-    const per = key ? 'this API key' : 'this address without a key';
-    return {
-      ...admission,
-      message:
-        admission.limit === 'requests in flight'
-          ? `at most ${limit.inFlight} requests at once for ${per}`
-          : `at most ${limit.perSecond} requests a second (bursts of ${limit.burst}) for ${per}`,
-    };
   };
 }
 
@@ -300,7 +268,10 @@ function refuse(
   message: string,
   headers: Record<string, string> = {},
 ) {
-  const answer = () => send(res, status, errorBody(status, message), headers);
+  afterBody(req, res, () => send(res, status, errorBody(status, message), headers));
+}
+
+function afterBody(req: IncomingMessage, res: ServerResponse, answer: () => void) {
   if (req.complete || req.readableEnded) return answer();
   let size = 0;
   req.on('data', (chunk: Buffer) => {

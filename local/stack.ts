@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit, { type LimitFunction } from 'p-limit';
-import { createApiServer, type GatewayOptions } from './api-gateway.ts';
+import { createApiServer } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
 import { iamAuthorizer, type LocalNames, localStateMachineArn, readPolicies } from './iam.ts';
@@ -67,8 +67,6 @@ export interface LocalStackOptions {
   inferenceHandler?: string;
   /** The share (0..1) of overlapping DynamoDB transactions cancelled with TransactionConflict; default 0. */
   transactionConflicts?: number;
-  /** API Gateway throttling as the local gateway applies it; absent: no limit. */
-  rateLimits?: GatewayOptions;
   /**
    * IAM enforced on the stand-ins: each function calls them as its role, with the policies of the
    * synthesized template (local/iam.ts). Default on, unless the environment says LOCAL_IAM=off.
@@ -268,7 +266,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       routeKey: route.routeKey,
       invoke: (event) => invokeFunction(route.functionId, event),
     })),
-    { ...options.rateLimits, cors: topology.cors },
+    { cors: topology.cors, throttle: topology.throttle },
   );
   const host = options.host ?? '127.0.0.1';
   try {

@@ -4,6 +4,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { CfnTemplate } from '../lib/app.ts';
 import { stackNames } from '../lib/config.ts';
 import type { CorsConfiguration } from './api-gateway.ts';
+import type { StageThrottle } from './stage-throttle.ts';
 
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
 export interface LocalTopology {
@@ -13,6 +14,8 @@ export interface LocalTopology {
   tables: CreateTableCommandInput[];
   /** The HTTP API's CORS configuration; null without one. */
   cors: CorsConfiguration | null;
+  /** The stage's default route throttle; null without one. */
+  throttle: StageThrottle | null;
 }
 
 export interface LocalFunction {
@@ -81,7 +84,14 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
   ) as Record<string, Resource>;
   const functions = new Map<string, LocalFunction>();
   const integrations = new Map<string, string>();
-  const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [], cors: null };
+  const topology: LocalTopology = {
+    functions,
+    routes: [],
+    stateMachines: [],
+    tables: [],
+    cors: null,
+    throttle: null,
+  };
 
   for (const [logicalId, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
@@ -100,6 +110,12 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
       });
     } else if (resource.Type === 'AWS::ApiGatewayV2::Api') {
       topology.cors = (props.CorsConfiguration as CorsConfiguration | undefined) ?? null;
+    } else if (resource.Type === 'AWS::ApiGatewayV2::Stage') {
+      const settings = props.DefaultRouteSettings as
+        | { ThrottlingRateLimit?: number; ThrottlingBurstLimit?: number }
+        | undefined;
+      if (settings?.ThrottlingRateLimit !== undefined && settings.ThrottlingBurstLimit !== undefined)
+        topology.throttle = { rate: settings.ThrottlingRateLimit, burst: settings.ThrottlingBurstLimit };
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);
       if (functionId) integrations.set(logicalId, functionId);

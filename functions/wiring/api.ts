@@ -45,6 +45,12 @@ export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
       guestTrialCredits: cfg.GUEST_TRIAL_CREDITS,
       guestSessionsPerAddressPerDay: cfg.GUEST_SESSIONS_PER_ADDRESS_PER_DAY,
     },
+    rates: {
+      counter: table.requests,
+      key: { perSecond: cfg.RATE_LIMIT_KEY_PER_SECOND, burst: cfg.RATE_LIMIT_KEY_BURST },
+      guest: { perSecond: cfg.RATE_LIMIT_GUEST_PER_SECOND, burst: cfg.RATE_LIMIT_GUEST_BURST },
+      now: () => systemClock.now().getTime(),
+    },
     batchConcurrency: cfg.BATCH_CONCURRENCY,
     /** Whether webhooks and `url` sources may reach loopback (OUTBOUND_ALLOW_LOOPBACK). */
     allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,

@@ -8,6 +8,7 @@ import { dynamodbDeliveries } from './dynamodb-deliveries.ts';
 import { dynamodbAssets, dynamodbFiles } from './dynamodb-files.ts';
 import { dynamodbGuests } from './dynamodb-guests.ts';
 import { dynamodbJobs } from './dynamodb-jobs.ts';
+import { dynamodbRequestCounter } from './dynamodb-request-counter.ts';
 import { dynamodbUploads } from './dynamodb-uploads.ts';
 import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
 import { eventbridgeEvents } from './eventbridge-events.ts';
@@ -41,6 +42,7 @@ export function tableAdapters(cfg: Config, clients: Pick<Clients, 'dynamodb'>) {
     accounts: dynamodbAccounts(clients.dynamodb, table),
     keys: dynamodbApiKeys(clients.dynamodb, table),
     guests: dynamodbGuests(clients.dynamodb, table),
+    requests: dynamodbRequestCounter(clients.dynamodb, table),
     assets: dynamodbAssets(clients.dynamodb, table, now),
     files: dynamodbFiles(clients.dynamodb, table, now),
     batches: dynamodbBatches(clients.dynamodb, table, now, cfg.MAX_JOBS_IN_FLIGHT),

@@ -7,6 +7,7 @@ import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
+import type { RateWindow } from './rate-limit.ts';
 import type { Upload } from './uploads/upload.ts';
 import type { Delivery, DeliveryAttempt, WebhookEventName } from './webhooks/delivery.ts';
 import type { WebhookSecret } from './webhooks/signature.ts';
@@ -71,6 +72,12 @@ export interface GuestRepository {
   signingSecret(): Promise<string>;
   /** Count a new session for an address and day; false when the address already had `max` today. */
   admitNewSession(address: string, day: string, max: number): Promise<boolean>;
+}
+
+/** Requests per client and window (layers/core/rate-limit.ts), shared by every function. */
+export interface RequestCounter {
+  /** Counts one request of `client` in `window`; false, counting nothing, when it already had `window.max`. */
+  admit(client: string, window: RateWindow): Promise<boolean>;
 }
 
 export interface ApiKeyRepository {

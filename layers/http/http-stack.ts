@@ -1,9 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } from '#core/errors.ts';
+import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
 import { MAX_ID_CHARS } from '#core/limits.ts';
+import { admitRequest, type RequestRates } from '#core/use-cases/admit-request.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
 import { type ParsedBody, parseBody } from './body.ts';
 import { errorBody, type HttpResult, json } from './responses.ts';
@@ -29,6 +31,8 @@ export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'> {
   verifiedKeys?: VerifiedKeys;
   /** Where an error the client is not told about goes (the function's structured log). */
   logger: ErrorLog;
+  /** Per-client rate limits; absent: none (tests of other matters). */
+  rates?: RequestRates;
 }
 
 export interface ErrorLog {
@@ -60,6 +64,13 @@ export function httpStack(options: {
       request.context.body = body;
       if (options.auth === 'none') return;
       const key = presentedKey(request.event, body.fields, deps.policy);
+      if (deps.rates && (key || options.auth === 'key-or-guest')) {
+        const address = request.event.requestContext?.http?.sourceIp ?? 'unknown';
+        await admitRequest(
+          deps.rates,
+          key ? { kind: 'key', keyId: keyIdOf(hashSecret(key)) } : { kind: 'address', address },
+        );
+      }
       if (key) {
         const method = request.event.requestContext?.http?.method;
         request.context.caller = await callerForKey(

@@ -13,6 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_KEY_RATE } from '../../layers/core/rate-limit.ts';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { createApp } from '../../lib/app.ts';
 import {
@@ -22,7 +23,7 @@ import {
   table as tableConfig,
   workflowHandlers,
 } from '../../lib/config.ts';
-import { MasterKey, PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
+import { defaultApiThrottle, MasterKey, PhotoJobs, type PhotoJobsProps } from '../../lib/index.ts';
 import { type Resource, resourcesOfType } from './templates.ts';
 
 const scratch = mkdtempSync(join(tmpdir(), 'photo-jobs-construct-'));
@@ -120,9 +121,14 @@ describe('PhotoJobs with defaults', () => {
     expect(resourcesOfType(json, 'AWS::DynamoDB::Table')[0]?.[1].DeletionPolicy).toBe('Retain');
   });
 
-  it('throttles the API stage (100/200 by default) and logs its requests', () => {
+  it('throttles the API stage far above one key’s own limit (a flood of 20 times it fits), and logs its requests', () => {
+    // The stage limit is shared by every client: one key flooding must leave room for everyone else.
+    expect(defaultApiThrottle.rate).toBeGreaterThan(20 * DEFAULT_KEY_RATE.perSecond);
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
-      DefaultRouteSettings: { ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 },
+      DefaultRouteSettings: {
+        ThrottlingRateLimit: defaultApiThrottle.rate,
+        ThrottlingBurstLimit: defaultApiThrottle.burst,
+      },
       AccessLogSettings: {
         DestinationArn: { 'Fn::GetAtt': [Match.anyValue(), 'Arn'] },
         Format: Match.anyValue(),

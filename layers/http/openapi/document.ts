@@ -66,13 +66,11 @@ export const LIMITS = {
     burst: DEFAULT_KEY_RATE.burst,
     status: 429,
   },
-  'requests in flight (API key)': { value: DEFAULT_KEY_RATE.inFlight, status: 429 },
   'requests per second (address without a key)': {
     value: DEFAULT_GUEST_RATE.perSecond,
     burst: DEFAULT_GUEST_RATE.burst,
     status: 429,
   },
-  'requests in flight (address without a key)': { value: DEFAULT_GUEST_RATE.inFlight, status: 429 },
 } as const;
 
 // ---------------------------------------------------------------- errors (spec section 7)
@@ -179,9 +177,11 @@ export const ERRORS = {
     name: 'TooManyRequests',
     description:
       `Too many requests, with \`Retry-After\` (seconds): more than the request rate of one API key (${DEFAULT_KEY_RATE.perSecond} a ` +
-      `second, bursts of ${DEFAULT_KEY_RATE.burst}, ${DEFAULT_KEY_RATE.inFlight} at once) or of one address without a key (${DEFAULT_GUEST_RATE.perSecond} a second, bursts of ${DEFAULT_GUEST_RATE.burst}, ${DEFAULT_GUEST_RATE.inFlight} at ` +
-      'once); too many jobs of one account queued or processing at once (20); or too many new guest ' +
-      'sessions from one address in a day. The message names the limit.',
+      `second, bursts of ${DEFAULT_KEY_RATE.burst}) or of one address without a key (${DEFAULT_GUEST_RATE.perSecond} a second, bursts of ${DEFAULT_GUEST_RATE.burst}); ` +
+      'too many jobs of one account queued or processing at once (20); or too many new guest ' +
+      'sessions from one address in a day. The message names the limit. Above these, the whole API has a ' +
+      'limit its deployer sets (API Gateway’s stage throttle), answered by API Gateway itself as ' +
+      '`{"message":"Too Many Requests"}` without `Retry-After`: retry with backoff.',
   },
   500: {
     name: 'InternalError',

@@ -31,7 +31,6 @@ describe('credits under concurrency', () => {
       ...WITHOUT_MODELS,
       MAX_JOBS_IN_FLIGHT: '1000',
       RATE_LIMIT_KEY_BURST: '1000',
-      RATE_LIMIT_KEY_IN_FLIGHT: '1000',
     });
   });
   afterAll(async () => {

@@ -29,7 +29,6 @@ describe('jobs under injected DynamoDB transaction conflicts', () => {
       LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.3',
       MAX_JOBS_IN_FLIGHT: '1000',
       RATE_LIMIT_KEY_BURST: '1000',
-      RATE_LIMIT_KEY_IN_FLIGHT: '1000',
     });
   });
   afterAll(async () => {

@@ -237,43 +237,57 @@ function rawExchange(text: string): Promise<string> {
   });
 }
 
-describe('local API gateway throttling', () => {
-  it('answers 429 with Retry-After and the error body past a key’s rate, and keeps other keys apart', async () => {
+describe('local API gateway throttling, as an HTTP API stage does it', () => {
+  it('answers 429 in API Gateway’s own shape past the stage’s rate, for every client alike', async () => {
+    let invoked = 0;
     const throttled = createApiServer(
       [
         {
           routeKey: 'GET /api/v1/quota',
-          invoke: async () => ({ statusCode: 200, body: '{}' }),
+          invoke: async () => {
+            invoked += 1;
+            return { statusCode: 200, body: '{}' };
+          },
         },
       ],
-      {
-        keyRate: { perSecond: 1, burst: 2, inFlight: 10 },
-        guestRate: { perSecond: 1, burst: 1, inFlight: 10 },
-      },
+      { throttle: { rate: 0.001, burst: 2 } },
     );
     await new Promise<void>((resolve) => throttled.listen(0, '127.0.0.1', resolve));
     const { port: throttledPort } = throttled.address() as AddressInfo;
     const get = async (headers: Record<string, string>) => {
       const response = await fetch(`http://127.0.0.1:${throttledPort}/api/v1/quota`, { headers });
-      return {
-        status: response.status,
-        retryAfter: response.headers.get('retry-after'),
-        body: (await response.json()) as { message: string },
-      };
+      return { status: response.status, body: await response.json() };
     };
     try {
       expect((await get({ 'x-api-key': 'a' })).status).toBe(200);
-      expect((await get({ authorization: 'Bearer a' })).status).toBe(200);
-      const refused = await get({ 'x-api-key': 'a' });
-      expect(refused).toMatchObject({ status: 429, retryAfter: '1', body: { code: 429, result: false } });
-      expect(refused.body.message).toContain('limit: requests per second');
       expect((await get({ 'x-api-key': 'b' })).status).toBe(200);
-      expect((await get({})).status).toBe(200);
-      expect((await get({})).status).toBe(429);
+      // The stage is shared: a third client is refused too, and no function runs for it.
+      expect(await get({ 'x-api-key': 'c' })).toEqual({
+        status: 429,
+        body: { message: 'Too Many Requests' },
+      });
+      expect(invoked).toBe(2);
     } finally {
       throttled.closeAllConnections();
       await new Promise((resolve) => throttled.close(resolve));
     }
+  });
+
+  it('reads the stage throttle from the template’s default route settings', () => {
+    const topology = readTopology(
+      [
+        {
+          Resources: {
+            Stage: {
+              Type: 'AWS::ApiGatewayV2::Stage',
+              Properties: { DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 80 } },
+            },
+          },
+        },
+      ],
+      (id) => id,
+    );
+    expect(topology.throttle).toEqual({ rate: 50, burst: 80 });
   });
 });
 
