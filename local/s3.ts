@@ -10,6 +10,7 @@ import {
   type Authorizer,
   accessKeyOf,
   LOCAL_SECRET_KEY,
+  missingKeyRequest,
   s3Requests,
   s3Target,
 } from './iam.ts';
@@ -126,8 +127,7 @@ const xmlEscape = (text: string) => text.replace(/[<>&"']/g, (c) => `&#${c.charC
 /**
  * IAM as S3 applies it: the caller's policies and the bucket policy must allow every action the request
  * needs; and a GET or HEAD of a missing key answers 404 only to a caller allowed s3:ListBucket on the
- * bucket for that key's prefix, 403 AccessDenied to any other (S3 does not tell who may not list whether
- * a key exists).
+ * bucket whatever the prefix, 403 AccessDenied to any other (`missingKeyRequest`).
  */
 async function iamRefusal(
   req: http.IncomingMessage,
@@ -153,9 +153,7 @@ async function iamRefusal(
   if (!reads || accessKeyId === ADMIN_ACCESS_KEY) return null;
   const { bucket, key } = s3Target(url);
   if (await iam.store.existsObject(bucket, key)) return null;
-  const listing = await iam.authorize(accessKeyId, [
-    { action: 's3:ListBucket', resource: `arn:aws:s3:::${bucket}`, context: { 's3:prefix': key } },
-  ]);
+  const listing = await iam.authorize(accessKeyId, [missingKeyRequest(bucket)]);
   return listing && { code: 'AccessDenied', message: listing.message };
 }
 

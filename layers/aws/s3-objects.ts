@@ -4,9 +4,8 @@ import {
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
   GetObjectCommand,
-  HeadObjectCommand,
+  ListObjectsV2Command,
   NoSuchKey,
-  NotFound,
   PutObjectCommand,
   type S3Client,
   UploadPartCommand,
@@ -19,6 +18,17 @@ import type { ObjectStore, ObjectStreams, UploadTargets } from '#core/ports.ts';
 export const PART_BYTES = 8 * 1024 * 1024;
 
 export function s3Objects(client: S3Client, bucket: string): ObjectStore & ObjectStreams & UploadTargets {
+  /**
+   * The object under exactly `key`, from a listing rather than a HEAD: S3 documents the `s3:prefix` a
+   * listing carries, which our grants are scoped by, but not the one of the list check that turns a
+   * missing key's 403 into a 404 (docs/aws-parity.md). Keys list in byte order and `key` sorts before
+   * every longer key it prefixes, so the first key listed is `key` whenever it exists.
+   */
+  const stat = async (key: string) => {
+    const listed = await client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: key, MaxKeys: 1 }));
+    const first = listed.Contents?.[0];
+    return first?.Key === key ? first : null;
+  };
   return {
     async put(key, body, contentType) {
       await client.send(
@@ -60,13 +70,8 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
       );
     },
     async sizeOf(key) {
-      try {
-        const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        return head.ContentLength ?? 0;
-      } catch (error) {
-        if (error instanceof NotFound || error instanceof NoSuchKey) return null;
-        throw error;
-      }
+      const found = await stat(key);
+      return found ? (found.Size ?? 0) : null;
     },
 
     async getStream(key) {
@@ -80,13 +85,7 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
       }
     },
     async exists(key) {
-      try {
-        await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
-        return true;
-      } catch (error) {
-        if (error instanceof NotFound || error instanceof NoSuchKey) return false;
-        throw error;
-      }
+      return (await stat(key)) !== null;
     },
     /**
      * Parts of `PART_BYTES` are uploaded as they fill, so memory holds one part. A body that ends before

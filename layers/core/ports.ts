@@ -88,7 +88,13 @@ export interface ApiKeyRepository {
 
 export interface ObjectStore {
   put(key: string, body: Buffer, contentType: string): Promise<void>;
+  /**
+   * @throws NotFoundError when storage says there is no such object; a role that may list only some
+   * prefixes may be refused instead (docs/aws-parity.md), so where a miss is expected ask `exists` first.
+   */
   get(key: string): Promise<Buffer>;
+  /** Whether an object is stored under exactly `key`. */
+  exists(key: string): Promise<boolean>;
   delete(key: string): Promise<void>;
   /** A time-limited URL that lets anyone holding it read the object. */
   /** `downloadName`: the file name a browser saves it under (Content-Disposition of the answer). */
@@ -191,7 +197,7 @@ export interface WebhookSender {
 
 /** Large objects moved piece by piece (a batch's result archive), never held whole in memory. */
 export interface ObjectStreams {
-  /** The object's bytes as they arrive. @throws NotFoundError when there is no such object. */
+  /** The object's bytes as they arrive. @throws NotFoundError as `ObjectStore.get` does. */
   getStream(key: string): Promise<AsyncIterable<Uint8Array>>;
   /**
    * Store a body produced piece by piece (a multipart upload in parts of at least 5 MiB); on failure
@@ -202,7 +208,6 @@ export interface ObjectStreams {
     body: AsyncIterable<Uint8Array>,
     options: { contentType: string; contentDisposition?: string },
   ): Promise<{ bytes: number }>;
-  exists(key: string): Promise<boolean>;
 }
 
 /** Batches (docs/decisions.md, Batches): one record with the lists that move, plus one record per item. */

@@ -83,9 +83,9 @@ export function dataAccess(table: dynamodb.ITable, bucket: s3.IBucket) {
         resources: patterns.map((pattern) => bucket.arnForObjects(pattern)),
       }),
     );
-    // S3 answers a read of a missing key with 403 AccessDenied, not 404, to a caller without s3:ListBucket
-    // on the bucket: every "does it exist yet" check (the inference cache, a batch's download, an upload)
-    // would fail as a denial. Listing is allowed only under the prefixes the role reads.
+    // Every "does it exist yet" check (the inference cache, a batch's download, an upload) lists the key
+    // (layers/aws/s3-objects.ts), so listing is allowed only under the prefixes the role reads. A read of a
+    // missing key may still be a 403 with this grant: the code never relies on its 404 (docs/decisions.md).
     if (actions.includes('s3:GetObject')) {
       grantee.grantPrincipal.addToPrincipalPolicy(
         new iam.PolicyStatement({

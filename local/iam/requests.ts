@@ -83,6 +83,15 @@ export function s3Target(url: string): { bucket: string; key: string; query: URL
   };
 }
 
+/**
+ * The check S3 makes before it answers a read of a missing key 404 rather than 403: s3:ListBucket on the
+ * bucket, as AWS documents it. AWS does not say which s3:prefix, if any, that check carries, so here it
+ * carries none: a listing grant scoped by prefix never earns the 404, and no code can come to rely on it.
+ */
+export function missingKeyRequest(bucket: string): AuthRequest {
+  return { action: 's3:ListBucket', resource: `arn:aws:s3:::${bucket}` };
+}
+
 /** The authorizations an S3 request (path-style) needs, from its method, URL and headers. */
 export function s3Requests(
   method: string,

@@ -221,8 +221,8 @@ describe('PhotoJobs with defaults', () => {
       expect(objectPatterns(statements, 's3:PutObject')).toEqual(['batches/*']);
     });
 
-    // S3 answers a read of a missing key with 403, not 404, without s3:ListBucket: each role reading objects
-    // may list the bucket, and only under the prefixes it reads.
+    // Existence checks list the key (layers/aws/s3-objects.ts): each role reading objects may list the
+    // bucket, and only under the prefixes it reads.
     const readers: Array<[string, string]> = [
       ['inference', inference.handler],
       ['archive', workflowHandlers.batchArchive],

@@ -121,11 +121,8 @@ export async function openAsset(
     assetId,
     deps.clock.now(),
   );
-  try {
-    const bytes = await deps.objects.get(asset.key);
-    return { bytes, filename: asset.originalName, contentType: asset.contentType };
-  } catch (error) {
-    if (error instanceof NotFoundError) throw new NotFoundError(`Asset ${assetId} does not exist`);
-    throw error;
-  }
+  // Asked, not read and caught: a missing key may be a refusal rather than a 404 (ports.ts).
+  if (!(await deps.objects.exists(asset.key))) throw new NotFoundError(`Asset ${assetId} does not exist`);
+  const bytes = await deps.objects.get(asset.key);
+  return { bytes, filename: asset.originalName, contentType: asset.contentType };
 }

@@ -149,12 +149,18 @@ const LOOKAHEAD = 4;
 
 type Opened = { data: AsyncIterable<Uint8Array> | null } | { error: unknown };
 
-/** Never rejects, so a request made ahead cannot become an unhandled rejection. */
+/**
+ * Never rejects, so a request made ahead cannot become an unhandled rejection. A result is asked for
+ * before it is read: a missing key may be a refusal rather than a 404 (ports.ts).
+ */
 const open = (deps: DownloadDeps, key: string): Promise<Opened> =>
-  deps.objects.getStream(key).then(
-    (data) => ({ data }),
-    (error: unknown) => (error instanceof NotFoundError ? { data: null } : { error }),
-  );
+  deps.objects
+    .exists(key)
+    .then((stored) => (stored ? deps.objects.getStream(key) : null))
+    .then(
+      (data) => ({ data }),
+      (error: unknown) => (error instanceof NotFoundError ? { data: null } : { error }),
+    );
 
 /** A body requested ahead but never read is closed, so its connection goes back to the pool. */
 function discard(opened: Opened): void {

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { NotFoundError } from '../errors.ts';
 import type { Operation } from '../jobs/job.ts';
 import type { ObjectStore } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
@@ -61,7 +60,7 @@ export function cachedRunner(
       const marker = input.tenant ? `${prefix}seen/${sha256(`tenant:${input.tenant}`)}` : null;
       const hit = await read(deps.objects, prefix);
       if (hit) {
-        const seen = marker ? await exists(deps.objects, marker) : false;
+        const seen = marker ? await deps.objects.exists(marker) : false;
         if (marker && !seen) await deps.objects.put(marker, Buffer.alloc(0), 'application/octet-stream');
         return { ...hit, inferenceCached: seen };
       }
@@ -73,34 +72,19 @@ export function cachedRunner(
   };
 }
 
-async function exists(objects: ObjectStore, key: string): Promise<boolean> {
-  try {
-    await objects.get(key);
-    return true;
-  } catch (error) {
-    if (error instanceof NotFoundError) return false;
-    throw error;
-  }
-}
-
+/** A miss is asked, never read and caught: a missing key may be a refusal rather than a 404 (ports.ts). */
 async function read(objects: ObjectStore, prefix: string): Promise<OperationResult | null> {
-  let entry: CacheEntry;
-  try {
-    entry = JSON.parse((await objects.get(`${prefix}entry.json`)).toString('utf8')) as CacheEntry;
-  } catch (error) {
-    if (error instanceof NotFoundError) return null;
-    throw error;
-  }
-  try {
-    const files = await Promise.all(
-      entry.files.map(async (file) => ({ ...file, bytes: await objects.get(`${prefix}${file.name}`) })),
-    );
-    return { ...entry, files, inferenceCached: true };
-  } catch (error) {
-    // A half-expired entry is a miss, not a failure.
-    if (error instanceof NotFoundError) return null;
-    throw error;
-  }
+  const entryKey = `${prefix}entry.json`;
+  if (!(await objects.exists(entryKey))) return null;
+  const entry = JSON.parse((await objects.get(entryKey)).toString('utf8')) as CacheEntry;
+  const stored = (file: CacheEntry['files'][number]) => `${prefix}${file.name}`;
+  // A half-expired entry is a miss, not a failure.
+  if (!(await Promise.all(entry.files.map((file) => objects.exists(stored(file))))).every(Boolean))
+    return null;
+  const files = await Promise.all(
+    entry.files.map(async (file) => ({ ...file, bytes: await objects.get(stored(file)) })),
+  );
+  return { ...entry, files, inferenceCached: true };
 }
 
 async function write(objects: ObjectStore, prefix: string, result: OperationResult): Promise<void> {

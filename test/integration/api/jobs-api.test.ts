@@ -98,6 +98,18 @@ describe('jobs API: listing, cancel, retry and the legacy routes', () => {
     expect((await client.postJson('/jobs/job_doesnotexist000000000000/retry', {})).status).toBe(404);
   });
 
+  // Under the roles' own grants (local IAM), where reading a missing key is a 403, not a 404.
+  it('runs a photo it has not seen, then serves the repeat from the cache, for one tenant only', async () => {
+    const photo = await markedPhoto({ seed: 11 });
+    const client = api(server, await server.createKey(20));
+    const run = async (owner: ReturnType<typeof api>) =>
+      (await owner.waitForJob((await owner.postForm('/jobs', photoForm(photo))).body.id)).body;
+    expect(await run(client)).toMatchObject({ status: 'success', output: { inference_cached: false } });
+    expect(await run(client)).toMatchObject({ status: 'success', output: { inference_cached: true } });
+    const other = api(server, await server.createKey(10));
+    expect(await run(other)).toMatchObject({ status: 'success', output: { inference_cached: false } });
+  });
+
   it('cancels a job and returns every reserved credit', async () => {
     const client = api(server, await server.createKey(15));
     const ids: string[] = [];

@@ -23,6 +23,7 @@ import { resultPath } from '#core/jobs/envelope.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AccountRepository, ArchiveReader, ArchiveWorkflow } from '#core/ports.ts';
+import { storageKeys } from '#core/storage-layout.ts';
 import { advanceBatch } from '#core/use-cases/advance-batch.ts';
 import { controlBatch, readBatch } from '#core/use-cases/control-batch.ts';
 import { retryOwnJob } from '#core/use-cases/control-job.ts';
@@ -737,6 +738,36 @@ describe('downloadBatch', () => {
     // The same state is built once.
     const again = await downloadBatch(t.deps, owner, batch.id, { partial: false });
     expect(again).toMatchObject({ ready: true, key });
+  });
+
+  it('leaves out a result deleted before the archive is built, and its manifest entry says 410', async () => {
+    const t = setup(100);
+    const archive = await archiveOf({ 'a.jpg': jpeg(1), 'b.jpg': jpeg(2) });
+    const { batch } = await createBatch(t.deps, owner, {
+      archive: { kind: 'file', file: { bytes: archive, filename: null, contentType: null } },
+      operation: 'plate',
+      requested: {},
+    });
+    await t.runStarted();
+    const { items } = await readBatch(t.deps, owner, batch.id);
+    const gone = items.find((item) => item.name === 'b.jpg')!;
+    t.objects.objects.delete(storageKeys.result(gone.outcome!.jobId, 'result.jpg'));
+    const answer = await downloadBatch(t.deps, owner, batch.id, { partial: false });
+    if (!answer.ready) throw new Error('the download was built inside the start call');
+    const opened = await openZipBuffer(t.objects.objects.get(answer.key)!.body, DEFAULT_ZIP_LIMITS);
+    expect(opened.listing.files.map((entry) => entry.name)).toEqual(['a.jpg', 'manifest.json']);
+    const chunks: Buffer[] = [];
+    const manifestEntry = opened.listing.files.find((entry) => entry.name === 'manifest.json')!;
+    for await (const chunk of opened.entry(manifestEntry, zipBudget(DEFAULT_ZIP_LIMITS))) chunks.push(chunk);
+    expect(JSON.parse(Buffer.concat(chunks).toString()).items).toEqual([
+      expect.objectContaining({ name: 'a.jpg', status: 'succeeded', outputs: ['a.jpg'], error: null }),
+      expect.objectContaining({
+        name: 'b.jpg',
+        status: 'succeeded',
+        outputs: [],
+        error: { code: 410, message: 'The result is no longer stored' },
+      }),
+    ]);
   });
 });
 

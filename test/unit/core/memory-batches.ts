@@ -1,8 +1,8 @@
 import type { Batch, BatchItem } from '#core/batches/batch.ts';
 import { reserve } from '#core/credits/credits.ts';
-import { NotFoundError, TooManyRequestsError } from '#core/errors.ts';
+import { TooManyRequestsError } from '#core/errors.ts';
 import type { BatchRepository, ObjectStore, ObjectStreams } from '#core/ports.ts';
-import type { memoryStore } from './memory-ports.ts';
+import { type memoryStore, missingKeyRefusal } from './memory-ports.ts';
 
 type Store = ReturnType<typeof memoryStore>;
 
@@ -63,7 +63,7 @@ export function memoryBatches(store: Store, maxInFlight = 20) {
   return { repository, batches, items };
 }
 
-/** Objects in memory, with the streaming half of the S3 adapter. */
+/** Objects in memory, with the streaming half of the S3 adapter; a read of a missing key is refused. */
 export function memoryObjects() {
   const objects = new Map<string, { body: Buffer; contentType: string; disposition?: string }>();
   const store: ObjectStore & ObjectStreams = {
@@ -72,7 +72,7 @@ export function memoryObjects() {
     },
     async get(key) {
       const object = objects.get(key);
-      if (!object) throw new NotFoundError(`Stored object ${key} does not exist`);
+      if (!object) throw missingKeyRefusal(key);
       return object.body;
     },
     async delete(key) {

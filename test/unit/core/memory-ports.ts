@@ -1,5 +1,4 @@
 import { type CreditAccount, reservationRefusal, reserve, settle } from '#core/credits/credits.ts';
-import { NotFoundError } from '#core/errors.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { IdempotencyRecord } from '#core/idempotency/idempotency.ts';
 import type { Job } from '#core/jobs/job.ts';
@@ -190,7 +189,15 @@ export function memoryDeliveries(): DeliveryRepository & { published: Set<string
   };
 }
 
-/** Objects kept by key, with the storage's 404 for a missing one. */
+/**
+ * S3's answer to a read of a missing key for a role that may list only the prefixes it reads: AWS does not
+ * document a 404 there (docs/aws-parity.md), so the in-memory stores refuse, and code that reads a key to
+ * learn whether it exists fails its tests.
+ */
+export const missingKeyRefusal = (key: string) =>
+  Object.assign(new Error(`Access Denied (reading ${key}, which is not stored)`), { name: 'AccessDenied' });
+
+/** Objects kept by key; a read of a missing one is refused, as S3 may (`missingKeyRefusal`). */
 export function memoryObjects() {
   const objects = new Map<string, Buffer>();
   const store: ObjectStore = {
@@ -199,8 +206,11 @@ export function memoryObjects() {
     },
     async get(key) {
       const body = objects.get(key);
-      if (!body) throw new NotFoundError(`Stored object ${key} does not exist`);
+      if (!body) throw missingKeyRefusal(key);
       return body;
+    },
+    async exists(key) {
+      return objects.has(key);
     },
     async delete(key) {
       objects.delete(key);

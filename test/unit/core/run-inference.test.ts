@@ -24,6 +24,9 @@ function setup(result: Partial<OperationResult>) {
       if (!body) throw new NotFoundError(key);
       return body;
     },
+    async exists(key) {
+      return stored.has(key);
+    },
     async delete(key) {
       stored.delete(key);
     },

@@ -39,6 +39,9 @@ function setup() {
     async get(key) {
       return objects.get(key)!;
     },
+    async exists(key) {
+      return objects.has(key);
+    },
     async delete(key) {
       objects.delete(key);
     },

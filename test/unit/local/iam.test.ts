@@ -6,6 +6,7 @@ import {
   iamAuthorizer,
   intrinsicResolver,
   type LocalNames,
+  missingKeyRequest,
   readPolicies,
   s3Requests,
   sfnRequests,
@@ -314,5 +315,34 @@ describe('iamAuthorizer', () => {
     expect(await authorize('Nobody', [{ action: 'dynamodb:GetItem', resource: TABLE_ARN }])).toMatchObject({
       unknownKey: true,
     });
+  });
+
+  it('answers a missing key 404 only to a role that may list the whole bucket, not one scoped by prefix', async () => {
+    // Fn may list under cache/* only, as the service's roles may: its read of a missing key stays a 403.
+    expect(await authorize('Fn', [missingKeyRequest('photo-jobs-local')])).not.toBeNull();
+    const principal = 'arn:aws:sts::000000000000:assumed-role/ListerRole/Lister';
+    const wholeBucket = iamAuthorizer({
+      identities: new Map([
+        [
+          'Lister',
+          {
+            accessKeyId: 'Lister',
+            roleName: 'ListerRole',
+            principal,
+            policies: [
+              {
+                name: 'list',
+                policy: {
+                  Version: '2012-10-17',
+                  Statement: [{ Effect: 'Allow', Action: 's3:ListBucket', Resource: BUCKET_ARN }],
+                },
+              },
+            ],
+          },
+        ],
+      ]),
+      bucketPolicies: new Map(),
+    });
+    expect(await wholeBucket('Lister', [missingKeyRequest('photo-jobs-local')])).toBeNull();
   });
 });
