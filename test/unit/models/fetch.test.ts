@@ -262,5 +262,6 @@ describe('npm run models -- list', () => {
     expect(row?.trimEnd()).toMatch(/not found\s+not used$/);
     expect(run.stdout).toMatch(/^model\s+version\s+license\s+size\s+where found\s+status/m);
     expect(run.status).toBe(0);
-  });
+    // A child process with its own TypeScript loading: seconds on a loaded machine.
+  }, 30_000);
 });
