@@ -40,7 +40,7 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
         const response = await client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
         return Buffer.from(await response.Body!.transformToByteArray());
       } catch (error) {
-        if (error instanceof NoSuchKey) throw new NotFoundError(`Stored object ${key} does not exist`);
+        if (error instanceof NoSuchKey) throw missingObject(key, error);
         throw error;
       }
     },
@@ -80,7 +80,7 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
         // In Node the body is an IncomingMessage: an async iterable of Buffers.
         return response.Body as unknown as AsyncIterable<Uint8Array>;
       } catch (error) {
-        if (error instanceof NoSuchKey) throw new NotFoundError(`Stored object ${key} does not exist`);
+        if (error instanceof NoSuchKey) throw missingObject(key, error);
         throw error;
       }
     },
@@ -145,3 +145,7 @@ export function s3Objects(client: S3Client, bucket: string): ObjectStore & Objec
     },
   };
 }
+
+/** Its message may reach a client (a job's error): the storage key, an internal name, stays in the cause. */
+export const missingObject = (key: string, cause: unknown): NotFoundError =>
+  new NotFoundError('A stored file no longer exists', { cause: new Error(`${key}: ${String(cause)}`) });

@@ -14,8 +14,9 @@ import {
   type ZipLimits,
   zipDirectory,
 } from '#core/archive/limits.ts';
-import { BadRequestError, NotFoundError, UnsupportedMediaTypeError } from '#core/errors.ts';
+import { BadRequestError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import type { ArchiveReader, ArchiveWriter, OpenedArchive, ZipSource } from '#core/ports.ts';
+import { missingObject } from './s3-objects.ts';
 
 /** Bytes of an archive by position: all that the reader needs, so it never holds the archive whole. */
 export interface RangeSource {
@@ -46,8 +47,7 @@ export async function s3Ranges(client: S3Client, bucket: string, key: string): P
     const head = await client.send(new HeadObjectCommand({ Bucket: bucket, Key: key }));
     size = head.ContentLength ?? 0;
   } catch (error) {
-    if (error instanceof NotFound || error instanceof NoSuchKey)
-      throw new NotFoundError(`Stored object ${key} does not exist`);
+    if (error instanceof NotFound || error instanceof NoSuchKey) throw missingObject(key, error);
     throw error;
   }
   const get = async (start: number, end: number) => {

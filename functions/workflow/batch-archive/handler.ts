@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { observability } from '#aws/observability.ts';
-import type { JobError } from '#core/jobs/job.ts';
+import { jobErrorFromFailure } from '#core/errors.ts';
 import type { ArchiveTask } from '#core/ports.ts';
 import { buildDownload } from '#core/use-cases/download-batch.ts';
 import { failUnpacking, unpackBatch } from '#core/use-cases/unpack-batch.ts';
@@ -18,7 +18,11 @@ export const handler = middy<ArchiveEvent, { batchId: string; status: string | n
     const deps = archiveDeps();
     if ('failed' in event) {
       if (event.task !== 'unpack') return { batchId: event.batchId, status: null };
-      const batch = await failUnpacking(deps, event.batchId, failureOf(event.failure));
+      const batch = await failUnpacking(
+        deps,
+        event.batchId,
+        jobErrorFromFailure(event.failure, 'The archive could not be unpacked'),
+      );
       return { batchId: event.batchId, status: batch?.status ?? null };
     }
     if (event.task === 'unpack') {
@@ -28,16 +32,3 @@ export const handler = middy<ArchiveEvent, { batchId: string; status: string | n
     await buildDownload(deps, event.batchId);
     return { batchId: event.batchId, status: 'built' };
   });
-
-/** The error a Lambda failure carries ({errorType, errorMessage} in Cause), as the batch records it. */
-function failureOf(failure: { Error?: string; Cause?: string } | undefined): JobError {
-  try {
-    const cause = JSON.parse(failure?.Cause ?? '') as { errorMessage?: string };
-    const code = /^(BadRequest|UnsupportedMediaType|PayloadTooLarge)Error$/.test(failure?.Error ?? '')
-      ? { BadRequestError: 400, UnsupportedMediaTypeError: 415, PayloadTooLargeError: 413 }[failure!.Error!]!
-      : 500;
-    return { code, message: code === 500 ? 'The archive could not be unpacked' : String(cause.errorMessage) };
-  } catch {
-    return { code: 500, message: 'The archive could not be unpacked' };
-  }
-}

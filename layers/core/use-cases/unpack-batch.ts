@@ -8,7 +8,7 @@ import {
   zipBudget,
 } from '../archive/limits.ts';
 import type { Batch, BatchItem } from '../batches/batch.ts';
-import { PayloadTooLargeError, ServiceError } from '../errors.ts';
+import { PayloadTooLargeError } from '../errors.ts';
 import { storageName } from '../files/assets.ts';
 import { imageProblem } from '../image-limits.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
@@ -193,9 +193,3 @@ async function classify(
     skipped: null,
   };
 }
-
-/** The error a batch records when its archive cannot be unpacked. */
-export const unpackError = (error: unknown): JobError =>
-  error instanceof ServiceError
-    ? { code: error.code, message: error.message }
-    : { code: 500, message: 'The archive could not be unpacked' };

@@ -125,7 +125,8 @@ export const JobError = z
       .int()
       .describe(
         '803 no plate detected, 802 no background mask, 800 photo not classifiable, 400 source not a ' +
-          'decodable image, 415 unsupported format, 500 internal (a missing model file is named in the message).',
+          'decodable image, 413 image over the pixel limit, 415 unsupported format, 404 a stored file no ' +
+          'longer exists, 500 internal (a missing model file is named in the message).',
       ),
     message: z.string(),
   })

@@ -42,3 +42,45 @@ describe('a job failed by a denied AWS call', () => {
     },
   );
 });
+
+describe('the failure table', () => {
+  const lambdaFailure = (name: string, message: string) => ({
+    Error: name,
+    Cause: JSON.stringify({ errorType: name, errorMessage: message }),
+  });
+
+  it('gives every class its status, code and exposure', () => {
+    for (const [exported, ErrorClass] of errorClasses) {
+      const error = new ErrorClass('message');
+      const row = errors.FAILURES[exported as keyof typeof errors.FAILURES];
+      expect([error.status, error.code, error.expose]).toEqual([row.status, row.code, row.exposed]);
+    }
+    expect(new errors.PlateNotFoundError('none')).toMatchObject({ status: 422, code: 803, expose: true });
+    expect(new errors.InternalError('x').expose).toBe(false);
+  });
+
+  it('reports a failed step by the same table, for jobs and for batches alike', () => {
+    expect(errors.jobErrorFromFailure(lambdaFailure('MaskFailedError', 'No car found'))).toEqual({
+      code: 802,
+      message: 'No car found',
+    });
+    // An archive entry that cannot be read is the client's 400 in a batch too, not an internal error.
+    expect(
+      errors.jobErrorFromFailure(
+        lambdaFailure('ZipEntryError', 'the entry is encrypted'),
+        'The archive could not be unpacked',
+      ),
+    ).toEqual({ code: 400, message: 'the entry is encrypted' });
+    for (const hidden of ['InternalError', 'TransientError', 'TypeError', 'Lambda.Unknown']) {
+      expect(
+        errors.jobErrorFromFailure(
+          lambdaFailure(hidden, 'at /var/task/index.mjs:1'),
+          'The archive could not be unpacked',
+        ),
+      ).toEqual({
+        code: 500,
+        message: 'The archive could not be unpacked',
+      });
+    }
+  });
+});
