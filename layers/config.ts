@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 
 // An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
@@ -40,11 +41,7 @@ const ConfigSchema = z.object({
   MASTER_KEY_PARAMETER_NAME: z.string().min(1).optional(),
   MODELS_DIR: z.string().optional(),
   /** Largest accepted source or background image, in bytes. */
-  MAX_SOURCE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(20 * 1024 * 1024),
+  MAX_SOURCE_BYTES: z.coerce.number().int().positive().default(MAX_SOURCE_BYTES),
   /** Local tests only: lets `url` sources and webhooks reach 127.0.0.1/::1. Never set in production. */
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
@@ -59,17 +56,9 @@ const ConfigSchema = z.object({
   /** Jobs one account may have queued or processing at once; more is 429. */
   MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
   /** Largest photo sent by direct upload (POST /uploads), and largest photo inside a batch archive. */
-  MAX_PHOTO_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(40 * 1024 * 1024),
+  MAX_PHOTO_BYTES: z.coerce.number().int().positive().default(MAX_PHOTO_BYTES),
   /** Largest batch archive sent by direct upload. */
-  MAX_ARCHIVE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(2 * 1024 * 1024 * 1024),
+  MAX_ARCHIVE_BYTES: z.coerce.number().int().positive().default(MAX_ARCHIVE_BYTES),
   /** Items of one batch that run at once (each one job, counted in MAX_JOBS_IN_FLIGHT). */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(4),
   /**

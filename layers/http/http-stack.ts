@@ -3,7 +3,7 @@ import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } from '#core/errors.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
-import { MAX_ID_CHARS } from '#core/limits.ts';
+import { MAX_ID_CHARS } from '#core/limits/request.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
 import { type ParsedBody, parseBody } from './body.ts';
 import { errorBody, type HttpResult, json } from './responses.ts';

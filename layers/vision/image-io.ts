@@ -2,6 +2,7 @@ import sharp from 'sharp';
 import { PayloadTooLargeError, SourceImageError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import { type ImageType, sniffImageType } from '#core/images.ts';
 import type { OutputFormat } from '#core/jobs/job.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 
 /**
  * A source decoded once for the whole pipeline: 8-bit sRGB, EXIF orientation applied, interleaved.
@@ -63,7 +64,7 @@ export interface DecodeOptions {
 export async function decodeSource(bytes: Buffer, options: DecodeOptions = {}): Promise<DecodedImage> {
   const format = sniffImageType(bytes);
   if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
-  const { maxPixels = 100_000_000 } = options;
+  const { maxPixels = MAX_IMAGE_PIXELS } = options;
   try {
     const image = sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels });
     const { hasAlpha } = await image.metadata();
@@ -138,7 +139,7 @@ const SHRINK_FACTORS = [8, 4, 2] as const;
 export async function openSource(bytes: Buffer, options: DecodeOptions = {}): Promise<SourceLevels> {
   const format = sniffImageType(bytes);
   if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
-  const { maxPixels = 100_000_000 } = options;
+  const { maxPixels = MAX_IMAGE_PIXELS } = options;
   let size: { width: number; height: number };
   try {
     const meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();

@@ -11,6 +11,13 @@ import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { PRICES } from '#core/jobs/operations.ts';
 import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
 import {
+  MAX_IMAGE_ASPECT,
+  MAX_IMAGE_FRAMES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  MIN_IMAGE_SIDE,
+} from '#core/limits/image.ts';
+import {
   MAX_FIELD_BYTES,
   MAX_FIELD_NAME_BYTES,
   MAX_FORM_FIELDS,
@@ -18,16 +25,11 @@ import {
   MAX_FORM_PARTS,
   MAX_HEADER_BYTES,
   MAX_ID_CHARS,
-  MAX_IMAGE_ASPECT,
-  MAX_IMAGE_FRAMES,
-  MAX_IMAGE_PIXELS,
-  MAX_IMAGE_SIDE,
   MAX_INLINE_BODY_BYTES,
   MAX_JSON_BODY_BYTES,
   MAX_JSON_DEPTH,
   MAX_URL_BYTES,
-  MIN_IMAGE_SIDE,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import { BATCH_HEADER } from '#core/use-cases/notify-batch.ts';
 import { WEBHOOK_EVENTS, HEADERS as WEBHOOK_HEADERS } from '#core/webhooks/delivery.ts';
