@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
+import { WEBHOOK_TIMEOUT_MS } from '#core/webhooks/delivery.ts';
 
 // An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
@@ -46,7 +47,7 @@ const ConfigSchema = z.object({
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   /** One webhook attempt (connect, send, first byte of the answer) gives up after this long. */
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(WEBHOOK_TIMEOUT_MS),
   INFERENCE_THREADS: z.coerce.number().int().min(0).default(0),
   /** Spec 5.2: keys in the query string and the legacy `api_key` form field are off unless enabled. */
   ALLOW_KEY_IN_QUERY: flag,
