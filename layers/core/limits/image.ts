@@ -27,7 +27,7 @@ const n = (value: number) => value.toLocaleString('en-US');
  * Why an image may not become a job, decided from its header alone (no decode, nothing stored yet), or
  * null when it may. `field` names the image in the message (`file`, `url`, `background_file`, an entry).
  * A header that cannot be read is left to the decoder: the job then fails with 400 and is charged
- * nothing, as any undecodable photo (and the decoder keeps its own pixel limit).
+ * nothing, as any undecodable photo (and the decoder refuses past the same pixel limit).
  */
 export function imageProblem(bytes: Uint8Array, field: string): ServiceError | null {
   const header = readImageHeader(bytes);
