@@ -5,7 +5,7 @@
 import { stat, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
+import { MAX_INLINE_BODY_BYTES } from '#core/limits/request.ts';
 import { type Batch, createClient, type JobEnvelope, type PhotoJobsClient, PhotoJobsError } from './index.ts';
 
 /** The usage, under the program that runs the CLI: `npm run cli --` here, `photo-jobs` from the client package. */

@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
+import { WEBHOOK_TIMEOUT_MS } from '#core/webhooks/delivery.ts';
 
 // An empty value (`X= npm start`) reads as unset, as a shell user means it.
 const flag = z
@@ -41,16 +43,12 @@ const ConfigSchema = z.object({
   MASTER_KEY_PARAMETER_NAME: z.string().min(1).optional(),
   MODELS_DIR: z.string().optional(),
   /** Largest accepted source or background image, in bytes. */
-  MAX_SOURCE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(20 * 1024 * 1024),
+  MAX_SOURCE_BYTES: z.coerce.number().int().positive().default(MAX_SOURCE_BYTES),
   /** Local tests only: lets `url` sources and webhooks reach 127.0.0.1/::1. Never set in production. */
   OUTBOUND_ALLOW_LOOPBACK: flag,
   OUTBOUND_TIMEOUT_MS: z.coerce.number().int().positive().default(15_000),
   /** One webhook attempt (connect, send, first byte of the answer) gives up after this long. */
-  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(WEBHOOK_TIMEOUT_MS),
   INFERENCE_THREADS: z.coerce.number().int().min(0).default(0),
   /** Spec 5.2: keys in the query string and the legacy `api_key` form field are off unless enabled. */
   ALLOW_KEY_IN_QUERY: flag,
@@ -68,17 +66,9 @@ const ConfigSchema = z.object({
   /** Jobs one account may have queued or processing at once; more is 429. */
   MAX_JOBS_IN_FLIGHT: z.coerce.number().int().min(1).default(20),
   /** Largest photo sent by direct upload (POST /uploads), and largest photo inside a batch archive. */
-  MAX_PHOTO_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(40 * 1024 * 1024),
+  MAX_PHOTO_BYTES: z.coerce.number().int().positive().default(MAX_PHOTO_BYTES),
   /** Largest batch archive sent by direct upload. */
-  MAX_ARCHIVE_BYTES: z.coerce
-    .number()
-    .int()
-    .positive()
-    .default(2 * 1024 * 1024 * 1024),
+  MAX_ARCHIVE_BYTES: z.coerce.number().int().positive().default(MAX_ARCHIVE_BYTES),
   /** Items of one batch that run at once (each one job, counted in MAX_JOBS_IN_FLIGHT). */
   BATCH_CONCURRENCY: z.coerce.number().int().min(1).max(20).default(4),
   /**

@@ -8,7 +8,7 @@ import {
   MAX_HEADER_BYTES,
   MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
 import { type StageThrottle, stageThrottle } from './stage-throttle.ts';
 
 export interface LocalRoute {

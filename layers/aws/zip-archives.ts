@@ -4,6 +4,7 @@ import { crc32 } from 'node:zlib';
 import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client } from '@aws-sdk/client-s3';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import { BadRequestError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import {
   checkRecordCount,
   entryCap,
@@ -13,8 +14,7 @@ import {
   ZipEntryError,
   type ZipLimits,
   zipDirectory,
-} from '#core/archive/limits.ts';
-import { BadRequestError, UnsupportedMediaTypeError } from '#core/errors.ts';
+} from '#core/limits/archive.ts';
 import type { ArchiveReader, ArchiveWriter, OpenedArchive, ZipSource } from '#core/ports.ts';
 import { missingObject } from './s3-objects.ts';
 
@@ -101,7 +101,7 @@ const NOT_A_ZIP = /end of central directory record signature not found/i;
 
 /**
  * Open an archive with yauzl (sizes validated against what inflates) and check its directory against
- * the service's limits (layers/core/archive/limits.ts) as it is read.
+ * the service's limits (layers/core/limits/archive.ts) as it is read.
  */
 export async function openZip(source: RangeSource, limits: ZipLimits): Promise<OpenedArchive> {
   let zip: yauzl.ZipFile;

@@ -1,4 +1,3 @@
-import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './archive/limits.ts';
 import type { Batch, BatchItem } from './batches/batch.ts';
 import type { CreditAccount } from './credits/credits.ts';
 import type { LedgerEntry } from './credits/ledger.ts';
@@ -7,6 +6,7 @@ import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
+import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './limits/archive.ts';
 import type { RateWindow } from './rate-limit.ts';
 import type { Upload } from './uploads/upload.ts';
 import type { Delivery, DeliveryAttempt, WebhookEventName } from './webhooks/delivery.ts';
@@ -256,7 +256,7 @@ export interface OpenedArchive {
 /** Reads untrusted ZIP archives from storage by ranges: never the whole archive in memory. */
 export interface ArchiveReader {
   /**
-   * Read and check the archive's central directory under `limits` (layers/core/archive/limits.ts).
+   * Read and check the archive's central directory under `limits` (layers/core/limits/archive.ts).
    * @throws NotFoundError when there is no such object.
    * @throws UnsupportedMediaTypeError (415) when it is not a ZIP archive at all.
    * @throws BadRequestError (400) for a malformed archive or an unsafe entry.

@@ -11,7 +11,7 @@ import {
   MAX_JSON_BODY_BYTES,
   MAX_JSON_DEPTH,
   MAX_PART_HEADERS,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
 
 export interface ParsedBody {
   fields: Record<string, unknown>;

@@ -4,7 +4,7 @@ import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } 
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
-import { MAX_ID_CHARS } from '#core/limits.ts';
+import { MAX_ID_CHARS } from '#core/limits/request.ts';
 import { admitRequest, type RequestRates } from '#core/use-cases/admit-request.ts';
 import { type AuthDeps, callerForKey, guestCaller, presentedKey } from './auth.ts';
 import { type ParsedBody, parseBody } from './body.ts';

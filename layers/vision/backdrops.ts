@@ -1,6 +1,7 @@
 import sharp, { type OverlayOptions, type Sharp } from 'sharp';
 import { SourceImageError } from '#core/errors.ts';
 import type { BackgroundPreset } from '#core/jobs/job.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 import type { ShadowEllipse, ShadowLayer } from '#vision/math/matte.ts';
 
 /** Where the car is in the photo, so the backdrop's floor and light can be laid out around it. */
@@ -193,7 +194,7 @@ export async function renderBackdrop(
       .toBuffer({ resolveWithObject: true });
     base = sharp(drawn.data, { raw: drawn.info }).resize(width, height, { fit: 'fill', kernel: 'linear' });
   } else {
-    base = sharp(source.bytes, { autoOrient: true, limitInputPixels: 100_000_000 })
+    base = sharp(source.bytes, { autoOrient: true, limitInputPixels: MAX_IMAGE_PIXELS })
       .flatten({ background: '#ffffff' })
       .resize(width, height, { fit: 'cover', position: 'centre' });
   }

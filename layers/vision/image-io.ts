@@ -1,7 +1,8 @@
 import sharp from 'sharp';
 import { PayloadTooLargeError, SourceImageError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import { type ImageType, sniffImageType } from '#core/images.ts';
-import type { OutputFormat } from '#core/jobs/job.ts';
+import { OUTPUT_QUALITY, type OutputFormat } from '#core/jobs/job.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 
 /**
  * A source decoded once for the whole pipeline: 8-bit sRGB, EXIF orientation applied, interleaved.
@@ -63,7 +64,7 @@ export interface DecodeOptions {
 export async function decodeSource(bytes: Buffer, options: DecodeOptions = {}): Promise<DecodedImage> {
   const format = sniffImageType(bytes);
   if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
-  const { maxPixels = 100_000_000 } = options;
+  const { maxPixels = MAX_IMAGE_PIXELS } = options;
   try {
     const image = sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels });
     const { hasAlpha } = await image.metadata();
@@ -91,7 +92,7 @@ function decodeError(error: unknown, format: ImageType, maxPixels: number): Erro
 }
 
 /**
- * JPEG (quality 92) for JPEG and WEBP sources, PNG for PNG sources, unless `format` asks for another;
+ * JPEG for JPEG and WEBP sources, PNG for PNG sources, unless `format` asks for another;
  * scaled down (Lanczos) to `maxWidth` when wider. The pixels enter sharp raw, so nothing of the source's
  * metadata (EXIF, GPS, XMP, ICC) can reach the result. A 4-channel image keeps its alpha in PNG and WEBP
  * and is put on white in JPEG, which has none.
@@ -104,14 +105,17 @@ export async function encodeResult(image: DecodedImage, options: OutputOptions =
   if (size.width !== width) raw = raw.resize(size.width, size.height, { fit: 'fill', kernel: 'lanczos3' });
   const done = (data: Buffer): EncodedImage => ({ data, contentType: CONTENT_TYPES[format], ...size });
   if (format === 'png') return done(await raw.png({ compressionLevel: 6 }).toBuffer());
-  // Quality 90 lossy, as most photo services deliver WEBP; alpha is kept exact.
-  if (format === 'webp') return done(await raw.webp({ quality: 90, alphaQuality: 100 }).toBuffer());
+  // Lossy, as most photo services deliver WEBP; alpha is kept exact.
+  if (format === 'webp')
+    return done(await raw.webp({ quality: OUTPUT_QUALITY.webp, alphaQuality: 100 }).toBuffer());
   if (channels === 4) raw = raw.flatten({ background: '#ffffff' });
   // mozjpeg mode (trellis, progressive scans) took 7x as long on a 9 MP photo (0.7-1 s) to save 20% of bytes.
   // Optimised Huffman tables (sharp's default) make libjpeg keep every coefficient of the photo until a
   // second pass: 76 MB of fresh memory for a 12 MP photo, 0.3-0.7 s of page faults on a microVM (Lambda's
   // Firecracker too) against 0.05-0.06 s for the one-pass encode, for 3-7% fewer bytes; pixels identical.
-  return done(await raw.jpeg({ quality: 92, mozjpeg: false, optimiseCoding: false }).toBuffer());
+  return done(
+    await raw.jpeg({ quality: OUTPUT_QUALITY.jpg, mozjpeg: false, optimiseCoding: false }).toBuffer(),
+  );
 }
 
 /**
@@ -138,7 +142,7 @@ const SHRINK_FACTORS = [8, 4, 2] as const;
 export async function openSource(bytes: Buffer, options: DecodeOptions = {}): Promise<SourceLevels> {
   const format = sniffImageType(bytes);
   if (!format) throw new UnsupportedMediaTypeError('The file is not a JPEG, PNG or WEBP image');
-  const { maxPixels = 100_000_000 } = options;
+  const { maxPixels = MAX_IMAGE_PIXELS } = options;
   let size: { width: number; height: number };
   try {
     const meta = await sharp(bytes, { limitInputPixels: maxPixels }).metadata();

@@ -3,9 +3,15 @@ import { z } from 'zod';
 import { batchPath } from '#core/batches/batch.ts';
 import { BatchInputSchema } from '#core/batches/input.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';
+import { DEFAULT_ZIP_LIMITS } from '#core/limits/archive.ts';
+import { MAX_INLINE_BODY_BYTES } from '#core/limits/request.ts';
+import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
+import { formatBytes, formatCount } from '#core/units.ts';
 import { endpointContract, example, json, location } from '#http/openapi/contract.ts';
 import { BATCH_EXAMPLE_ID, Batch, batchExample } from '#http/schemas/batch.ts';
 import { documentedFields } from '#http/schemas/fields.ts';
+
+const zip = DEFAULT_ZIP_LIMITS;
 
 documentedFields(BatchInputSchema, {
   upload_id: {
@@ -27,12 +33,16 @@ export const BatchForm = BatchInputSchema.extend({
     .optional()
     .describe(
       'ZIP archive of JPG, PNG or WEBP photos, in folders if you like (the download keeps them). At most ' +
-        '1000 files, 50 MB per file and 4 GB in all once inflated, no entry more than 100 times its ' +
-        'compressed size (above 1 MB); stored or deflated entries, ZIP64 too. Entries named with `..`, an ' +
+        `${formatCount(zip.maxEntries)} files, ${formatBytes(zip.maxEntryBytes)} per file and ` +
+        `${formatBytes(zip.maxTotalBytes)} in all once inflated, no entry more than ${zip.maxRatio} times its ` +
+        `compressed size (above ${formatBytes(zip.ratioFloorBytes)}); stored or deflated entries, ZIP64 too. ` +
+        'Entries named with `..`, an ' +
         'absolute path or a drive letter, and links, refuse the whole archive (400). Directories, ' +
         '`__MACOSX/` and dotfiles are ignored; other files, nested archives, unreadable entries and photos ' +
-        'over 40 MB become skipped items. The request itself is limited as every request (413 over 6 MB): ' +
-        'larger archives (up to 2 GB) go through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
+        `over ${formatBytes(MAX_PHOTO_BYTES)} become skipped items. The request itself is limited as every request ` +
+        `(413 over ${formatBytes(MAX_INLINE_BODY_BYTES)}): larger archives (up to ` +
+        `${formatBytes(MAX_ARCHIVE_BYTES)}) go ` +
+        'through POST /uploads and `upload_id`. Send `archive` or `upload_id`.',
     ),
 }).describe(
   'A batch upload (POST /batches). Not idempotent: every upload is a new batch. Every option of a job ' +

@@ -1,9 +1,16 @@
 /** The contract of POST /uploads: its body (the run-time `UploadRequestSchema`, described) and its answer. */
 import { z } from 'zod';
-import { UPLOAD_CONTENT_TYPES } from '#core/uploads/upload.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
+import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
+import { formatBytes, formatDuration, formatMegapixels, HOUR_SECONDS } from '#core/units.ts';
+import { UPLOAD_CONTENT_TYPES, UPLOAD_TTL_HOURS, UPLOAD_URL_SECONDS } from '#core/uploads/upload.ts';
 import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { documentedFields, timestamp } from '#http/schemas/fields.ts';
+
+const photoBytes = formatBytes(MAX_PHOTO_BYTES);
+const archiveBytes = formatBytes(MAX_ARCHIVE_BYTES);
+const usable = formatDuration(UPLOAD_TTL_HOURS * HOUR_SECONDS);
 
 export const UploadRequest = documentedFields(
   UploadRequestSchema,
@@ -17,7 +24,7 @@ export const UploadRequest = documentedFields(
     size: {
       description:
         'Exact size in bytes; the PUT must send exactly this many (Content-Length is signed). At most ' +
-        '40 MB for a photo, 2 GB for an archive (413 over).',
+        `${photoBytes} for a photo, ${archiveBytes} for an archive (413 over).`,
     },
   },
   { description: 'A direct upload to open (POST /uploads), as JSON or as a form.' },
@@ -36,9 +43,9 @@ export const UploadCreated = z
       .object({ 'content-type': z.string() })
       .describe('Headers the PUT must carry; Content-Length must be `max_bytes` (both are signed).'),
     max_bytes: z.int().describe('The declared size: the PUT must send exactly this many bytes.'),
-    expires_at: timestamp.describe('The URL works until then (1 hour).'),
+    expires_at: timestamp.describe(`The URL works until then (${formatDuration(UPLOAD_URL_SECONDS)}).`),
     usable_until: timestamp.describe(
-      'The upload can be named as `upload_id` until then (24 hours), by any number of requests; then 410.',
+      `The upload can be named as \`upload_id\` until then (${usable}), by any number of requests; then 410.`,
     ),
   })
   .describe('A direct upload: where to PUT the file, and the id to name it by afterwards.');
@@ -50,16 +57,16 @@ export const contract = endpointContract({
   operations: {
     'POST /uploads': {
       operationId: 'createUpload',
-      summary: 'Open a direct upload (photos over the request limit, archives up to 2 GB)',
+      summary: `Open a direct upload (photos over the request limit, archives up to ${archiveBytes})`,
       description:
         'Needs an account key. Answers a presigned storage URL: PUT the file there yourself (plain HTTP, ' +
         'no key), with the `content-type` header given and exactly `size` bytes; storage refuses any other ' +
         'type or length (403). Then name the file as `upload_id` in POST /jobs, /process, /analyze, /assets ' +
         '(photos) or /batches (ZIP archives), JSON or form. An upload may be used by any number of requests ' +
-        'of its owner for 24 hours (then 410); another owner’s is 404; one not yet PUT is 409; one whose ' +
+        `of its owner for ${usable} (then 410); another owner’s is 404; one not yet PUT is 409; one whose ` +
         'stored size differs from `size` is 400; bytes that are not an image (or not a ZIP for batches) are ' +
-        '415. Nothing is charged for an upload or for a refused use of it. Limits: photos 40 MB and 100 ' +
-        'megapixels, archives 2 GB (413 over).',
+        '415. Nothing is charged for an upload or for a refused use of it. Limits: photos ' +
+        `${photoBytes} and ${formatMegapixels(MAX_IMAGE_PIXELS)}, archives ${archiveBytes} (413 over).`,
       tag: 'Uploads',
       body: { 'application/json': 'UploadRequest', 'application/x-www-form-urlencoded': 'UploadRequest' },
       responses: { 201: json('UploadCreated', 'Upload opened: PUT the file to `url`.') },

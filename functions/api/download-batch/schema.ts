@@ -1,6 +1,8 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
 import { z } from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
+import { formatDuration } from '#core/units.ts';
+import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
 import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
 
@@ -12,6 +14,8 @@ export const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
     description: 'Also while the batch is processing or paused: the results ready so far (any case).',
   },
 });
+
+const linkLifetime = formatDuration(DOWNLOAD_LINK_SECONDS);
 
 export const BatchDownloadLink = z
   .object({
@@ -28,7 +32,7 @@ export const contract = endpointContract({
       operationId: 'downloadBatch',
       summary: 'Download the results of a batch as ZIP',
       description:
-        'Answers 302 to a storage link (15 minutes) of an `application/zip` archive: a client that follows ' +
+        `Answers 302 to a storage link (${linkLifetime}) of an \`application/zip\` archive: a client that follows ` +
         'redirects receives the ZIP with 200. API Gateway and Lambda cannot send large bodies themselves, so ' +
         'the archive is streamed into storage once per state of the batch, by a workflow step (202 with ' +
         '`Retry-After` until it is ready; 500 when building it failed), and served from there. It holds ' +
@@ -54,7 +58,7 @@ export const contract = endpointContract({
         200: json('BatchDownloadLink', 'The link to the archive, for `Accept: application/json`.'),
         302: {
           description: 'Redirect to the ZIP archive.',
-          headers: location('Presigned storage link to the archive, valid 15 minutes.'),
+          headers: location(`Presigned storage link to the archive, valid ${linkLifetime}.`),
         },
       },
     },

@@ -1,14 +1,13 @@
 import middy from '@middy/core';
 import { httpCorrelation, observability } from '#aws/observability.ts';
 import { NotFoundError } from '#core/errors.ts';
+import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { deps } from '#wiring/api.ts';
 import { contract, pathParameters } from './schema.ts';
-
-const LINK_LIFETIME_SECONDS = 15 * 60;
 
 /**
  * Result paths are capability URLs: the 120-bit job id is the secret, so an <img> tag or a plain
@@ -24,5 +23,5 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
       throw new NotFoundError('No such result');
     const job = await deps().jobs.get(jobId);
     if (job?.status !== 'success') throw new NotFoundError('No such result');
-    return redirect(await deps().objects.presignGet(storageKeys.result(jobId, name), LINK_LIFETIME_SECONDS));
+    return redirect(await deps().objects.presignGet(storageKeys.result(jobId, name), RESULT_LINK_SECONDS));
   });

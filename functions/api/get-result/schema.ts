@@ -1,6 +1,9 @@
 /** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
 import { z } from 'zod';
+import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
+import { formatDuration } from '#core/units.ts';
 import { endpointContract, location } from '#http/openapi/contract.ts';
+import { resultsKept } from '#http/schemas/fields.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
 export const pathParameters = {
@@ -19,12 +22,12 @@ export const contract = endpointContract({
       summary: 'Download a result file',
       description:
         'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
-        'Results are kept 30 days.',
+        resultsKept,
       tag: 'Results',
       responses: {
         302: {
           description: 'Redirect to the file.',
-          headers: location('Presigned storage link, valid 15 minutes.'),
+          headers: location(`Presigned storage link, valid ${formatDuration(RESULT_LINK_SECONDS)}.`),
         },
       },
       errors: [404, 500],

@@ -7,6 +7,8 @@ import { OPERATION_REGISTRY, type Operation } from './operations.ts';
 export const API_PREFIX = '/api/v1';
 /** Results live this long (the bucket's lifecycle rule deletes them afterwards). */
 export const RESULT_TTL_DAYS = STORAGE_PREFIXES.results.expireDays;
+/** A result path answers with a presigned storage link this short-lived: enough to follow it, not to share it. */
+export const RESULT_LINK_SECONDS = 15 * 60;
 
 export const jobPath = (jobId: string): string => `${API_PREFIX}/jobs/${jobId}`;
 export const resultPath = (jobId: string, name: string): string => `${API_PREFIX}/results/${jobId}/${name}`;

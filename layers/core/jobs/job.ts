@@ -24,6 +24,9 @@ export type Background = (typeof BACKGROUNDS)[number];
 export const OUTPUT_FORMATS = ['jpg', 'png', 'webp'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
 
+/** Qualities of the lossy encodings (layers/vision/image-io.ts says why these). */
+export const OUTPUT_QUALITY = { jpg: 92, webp: 90 } as const;
+
 /** Bounds of `max_width` in pixels; a result is never made wider than its photo. */
 export const MAX_WIDTH_RANGE = { min: 64, max: 16384 } as const;
 
@@ -38,6 +41,31 @@ export const FRAMING_DEFAULTS = {
   background: 'keep',
   studio_background: 'center',
 } as const satisfies Partial<Record<Operation, Framing>>;
+
+export interface FramingTarget {
+  /** The car's box fills this share of the frame's width (the stated share of `framing: center`). */
+  readonly widthShare: number;
+  /** ...unless its height would then pass this share of the frame's height (a tall van, a portrait photo). */
+  readonly maxHeightShare: number;
+  /** The floor line, where the wheels stand, as a share of the frame's height from the top. */
+  readonly floorLine: number;
+  /**
+   * The car is never enlarged more than this: a small car in a large photo would come out soft. Past it,
+   * it is centred at this scale and fills less of the width.
+   */
+  readonly maxUpscale: number;
+}
+
+/**
+ * Most of the width with equal air each side, as dealer studio shots are composed; the wheels low enough
+ * to leave floor in front of the car for its shadow and the reflection of a preset.
+ */
+export const CENTER_FRAMING: FramingTarget = {
+  widthShare: 0.8,
+  maxHeightShare: 0.72,
+  floorLine: 0.88,
+  maxUpscale: 2.5,
+};
 
 /**
  * The canvas of a centred car (`framing: center`), width:height; `keep` is the photo's own shape. Unset:
@@ -117,6 +145,12 @@ export interface PlateFound {
 }
 
 /** How a background result placed the car, and what the service decided for the user (the output says so). */
+/**
+ * Another vehicle at least this share of the main one's size (sqrt of the box area) makes the choice a
+ * close one: two cars of about equal size, of which the more central was kept.
+ */
+export const EQUAL_SIZE_SHARE = 0.85;
+
 export interface Composition {
   /** The framing applied: `keep` when asked, or when `center` was asked but the photo's edge cut the car. */
   framing: Framing;

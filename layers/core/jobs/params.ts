@@ -2,26 +2,26 @@ import { BadRequestError } from '../errors.ts';
 import type { KeyDefaults } from '../keys/api-key.ts';
 import type { Aspect, Background, Framing, JobParams, OutputFormat } from './job.ts';
 
-export const DEFAULT_PLATE_COLOR = '#141414';
-
 /** Legacy names from the `/process` route (spec 2.1). */
-const NAMED_PLATE_COLORS: Record<string, string> = {
+export const NAMED_PLATE_COLORS = {
   black: '#000000',
   white: '#ffffff',
   graphite: '#141414',
-};
+} as const;
+
+export const DEFAULT_PLATE_COLOR: string = NAMED_PLATE_COLORS.graphite;
+
+const BY_NAME: ReadonlyMap<string, string> = new Map(Object.entries(NAMED_PLATE_COLORS));
 
 /** The legacy colour names `normalizePlateColor` accepts besides `#RRGGBB`. */
-export const PLATE_COLOR_NAMES = Object.keys(NAMED_PLATE_COLORS);
+export const PLATE_COLOR_NAMES = [...BY_NAME.keys()];
 
 export function normalizePlateColor(raw: string): string {
   const value = raw.trim().toLowerCase();
-  const named = NAMED_PLATE_COLORS[value];
+  const named = BY_NAME.get(value);
   if (named) return named;
   if (/^#[0-9a-f]{6}$/.test(value)) return value;
-  throw new BadRequestError(
-    `plate_color must be #RRGGBB or one of ${Object.keys(NAMED_PLATE_COLORS).join(', ')}`,
-  );
+  throw new BadRequestError(`plate_color must be #RRGGBB or one of ${PLATE_COLOR_NAMES.join(', ')}`);
 }
 
 /** Each true spelling beside its false one; `parseBooleanish` accepts them in any case. */

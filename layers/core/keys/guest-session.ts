@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 export const GUEST_COOKIE = 'pj_guest';
-/** A trial session lasts as long as the cookie: 30 days. */
+/** A trial session lasts as long as the cookie. */
 export const GUEST_SESSION_SECONDS = 30 * 24 * 3600;
 
 export const newGuestSessionId = (): string => randomBytes(18).toString('base64url');

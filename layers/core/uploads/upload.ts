@@ -37,7 +37,7 @@ export const UPLOAD_CONTENT_TYPES = {
 
 export type UploadContentType = keyof typeof UPLOAD_CONTENT_TYPES;
 
-/** The presigned URL is short-lived: long enough to send 2 GB over a slow line. */
+/** The presigned URL is short-lived: long enough to send MAX_ARCHIVE_BYTES over a slow line. */
 export const UPLOAD_URL_SECONDS = 60 * 60;
 /** An upload can be used as a source this long after it was created. */
 export const UPLOAD_TTL_HOURS = 24;

@@ -1,13 +1,13 @@
-import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../archive/limits.ts';
 import { type Batch, newBatchId } from '../batches/batch.ts';
 import { costOf } from '../credits/credits.ts';
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.ts';
-import { imageProblem } from '../image-limits.ts';
 import { extensionOf, type ImageType, sniffImageType } from '../images.ts';
 import type { UploadedFile } from '../jobs/input.ts';
 import type { Operation } from '../jobs/job.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
+import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../limits/archive.ts';
+import { imageProblem } from '../limits/image.ts';
 import type { AccountRepository, ArchiveReader, ArchiveWorkflow, ObjectStore } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import type { BatchDeps } from './advance-batch.ts';

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { openAsset } from '../files/assets.ts';
-import { imageProblem } from '../image-limits.ts';
 import { sniffImageType } from '../images.ts';
 import type { SourceSpec, UploadedFile } from '../jobs/input.ts';
 import type { Caller } from '../keys/caller.ts';
+import { imageProblem } from '../limits/image.ts';
 import type { AssetRepository, Clock, ObjectStore, UploadRepository, UploadTargets } from '../ports.ts';
 import { readUploadedPhoto } from './uploads.ts';
 

@@ -1,4 +1,9 @@
 import { createHash } from 'node:crypto';
+import type { Batch, BatchItem } from '../batches/batch.ts';
+import { PayloadTooLargeError } from '../errors.ts';
+import { storageName } from '../files/assets.ts';
+import { type ImageType, sniffImageType } from '../images.ts';
+import type { JobError } from '../jobs/job.ts';
 import {
   DEFAULT_ZIP_LIMITS,
   type ZipBudget,
@@ -6,13 +11,8 @@ import {
   ZipEntryError,
   type ZipLimits,
   zipBudget,
-} from '../archive/limits.ts';
-import type { Batch, BatchItem } from '../batches/batch.ts';
-import { PayloadTooLargeError } from '../errors.ts';
-import { storageName } from '../files/assets.ts';
-import { imageProblem } from '../image-limits.ts';
-import { type ImageType, sniffImageType } from '../images.ts';
-import type { JobError } from '../jobs/job.ts';
+} from '../limits/archive.ts';
+import { imageProblem } from '../limits/image.ts';
 import type { ArchiveReader, ObjectStore, OpenedArchive } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import { advanceBatch, type BatchDeps } from './advance-batch.ts';

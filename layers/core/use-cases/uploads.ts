@@ -43,7 +43,7 @@ export const UploadRequestSchema = z.object({
 /**
  * Open a direct upload (POST /uploads).
  * 1. 415 unless the declared type is a photo (JPEG, PNG, WEBP) or a ZIP archive; 413 when the declared
- *    size is over the limit of its kind (photo 40 MB, archive 2 GB by default).
+ *    size is over the limit of its kind (`maxPhotoBytes`, `maxArchiveBytes`: layers/core/limits/sources.ts).
  * 2. Record the upload, then answer a presigned PUT whose Content-Type and Content-Length are signed:
  *    storage refuses a PUT of another type or size.
  */

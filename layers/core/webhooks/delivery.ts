@@ -7,6 +7,8 @@ export type WebhookEventName = (typeof WEBHOOK_EVENTS)[number];
 /** EventBridge `source` of the job events. */
 export const EVENT_SOURCE = 'photo-jobs';
 export const USER_AGENT = 'photo-jobs-webhooks/1';
+/** One attempt (connect, send, first byte of the answer) gives up after this long, unless configured. */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 export const HEADERS = {
   job: 'X-Service-Job',

@@ -6,11 +6,20 @@
 
 import { z } from 'zod';
 import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
-import { MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
+import { IDEMPOTENCY_TTL_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { PRICES } from '#core/jobs/operations.ts';
-import { GUEST_COOKIE } from '#core/keys/guest-session.ts';
+import { GUEST_COOKIE, GUEST_SESSION_SECONDS } from '#core/keys/guest-session.ts';
 import {
+  MAX_IMAGE_ASPECT,
+  MAX_IMAGE_FRAMES,
+  MAX_IMAGE_PIXELS,
+  MAX_IMAGE_SIDE,
+  MIN_IMAGE_SIDE,
+} from '#core/limits/image.ts';
+import {
+  EVENT_OVERHEAD_BYTES,
+  LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_FIELD_BYTES,
   MAX_FIELD_NAME_BYTES,
   MAX_FORM_FIELDS,
@@ -18,19 +27,23 @@ import {
   MAX_FORM_PARTS,
   MAX_HEADER_BYTES,
   MAX_ID_CHARS,
-  MAX_IMAGE_ASPECT,
-  MAX_IMAGE_FRAMES,
-  MAX_IMAGE_PIXELS,
-  MAX_IMAGE_SIDE,
   MAX_INLINE_BODY_BYTES,
   MAX_JSON_BODY_BYTES,
   MAX_JSON_DEPTH,
   MAX_URL_BYTES,
-  MIN_IMAGE_SIDE,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
+import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
+import {
+  formatByteCount,
+  formatBytes,
+  formatCount,
+  formatDuration,
+  formatMegapixels,
+  SIZE_UNITS,
+} from '#core/units.ts';
 import { BATCH_HEADER } from '#core/use-cases/notify-batch.ts';
-import { WEBHOOK_EVENTS, HEADERS as WEBHOOK_HEADERS } from '#core/webhooks/delivery.ts';
+import { WEBHOOK_EVENTS, HEADERS as WEBHOOK_HEADERS, WEBHOOK_TIMEOUT_MS } from '#core/webhooks/delivery.ts';
 import { describeRetrySchedule } from '#core/webhooks/retry-schedule.ts';
 import { SIGNATURE_HEADER, SIGNATURE_TOLERANCE_SECONDS } from '#core/webhooks/signature.ts';
 import type { AuthMode } from '../http-stack.ts';
@@ -144,16 +157,19 @@ export const ERRORS = {
   413: {
     name: 'PayloadTooLarge',
     description:
-      `Too large; the message names the limit. A request body may be at most ${MAX_INLINE_BODY_BYTES.toLocaleString('en-US')} ` +
-      'bytes (limit: inline body): Lambda takes an event of at most 6 MB, in which API Gateway carries a ' +
-      'binary body base64-encoded, so (6 MiB − 64 KiB for the rest of the event) × 3/4; the local server ' +
-      'reads the rest of a larger body before answering, so the client sees the 413. Larger photos go ' +
-      'through POST /uploads (up to 40 MB) or `url` (up to 20 MB), archives through POST /uploads (up to ' +
-      `2 GB). Also 413: an image over ${MAX_IMAGE_PIXELS / 1_000_000} megapixels, an image at \`url\` over 20 MB, a declared upload over ` +
-      `its limit, an archive past a limit. The other limits (all listed under \`x-limits\`): URL ${MAX_URL_BYTES.toLocaleString('en-US')} bytes, ` +
-      `request line and headers ${MAX_HEADER_BYTES.toLocaleString('en-US')} bytes, JSON body ${MAX_JSON_BODY_BYTES.toLocaleString('en-US')} bytes, ${MAX_FORM_FIELDS} form fields, ${MAX_FORM_FILES} files, ${MAX_FIELD_BYTES.toLocaleString('en-US')} bytes ` +
-      `a field, and images over ${MAX_IMAGE_SIDE.toLocaleString('en-US')} px a side, read from the image header before the job is stored or ` +
-      'charged.',
+      'Too large; the message names the limit. A request body may be at most ' +
+      `${formatByteCount(MAX_INLINE_BODY_BYTES)} (limit: inline body): Lambda takes an event of at most ` +
+      `${formatBytes(LAMBDA_INVOKE_PAYLOAD_BYTES)}, in which API Gateway carries a binary body base64-encoded, so ` +
+      `(${formatBytes(LAMBDA_INVOKE_PAYLOAD_BYTES)} − ${formatBytes(EVENT_OVERHEAD_BYTES)} for the rest of the event) ` +
+      '× 3/4; the local server reads the rest of a larger body before answering, so the client sees the 413. ' +
+      `Larger photos go through POST /uploads (up to ${formatBytes(MAX_PHOTO_BYTES)}) or \`url\` (up to ` +
+      `${formatBytes(MAX_SOURCE_BYTES)}), archives through POST /uploads (up to ${formatBytes(MAX_ARCHIVE_BYTES)}). ` +
+      `Also 413: an image over ${formatMegapixels(MAX_IMAGE_PIXELS)}, an image at \`url\` over ` +
+      `${formatBytes(MAX_SOURCE_BYTES)}, a declared upload over its limit, an archive past a limit. The other ` +
+      `limits (all listed under \`x-limits\`): URL ${formatByteCount(MAX_URL_BYTES)}, request line and headers ` +
+      `${formatByteCount(MAX_HEADER_BYTES)}, JSON body ${formatByteCount(MAX_JSON_BODY_BYTES)}, ${MAX_FORM_FIELDS} ` +
+      `form fields, ${MAX_FORM_FILES} files, ${formatByteCount(MAX_FIELD_BYTES)} a field, and images over ` +
+      `${formatCount(MAX_IMAGE_SIDE)} px a side, read from the image header before the job is stored or charged.`,
   },
   415: {
     name: 'UnsupportedMediaType',
@@ -242,7 +258,8 @@ export const SECURITY_SCHEMES = {
     name: GUEST_COOKIE,
     description:
       'Without a key, a request runs against the guest trial balance of its session. The first keyless ' +
-      'request opens a session with trial credits and sets this signed cookie (30 days); send it back to ' +
+      'request opens a session with trial credits and sets this signed cookie ' +
+      `(${formatDuration(GUEST_SESSION_SECONDS)}); send it back to ` +
       'stay on that session. /assets, /batches, /files and /webhook need an account key.',
   },
 } as const;
@@ -267,7 +284,7 @@ export const DOCUMENT_HEAD = {
       `${PRICES.analysis} for an analysis.` +
       ' Requests without a key run against a guest trial balance. Bodies are JSON ' +
       'unless stated; uploads are `multipart/form-data`. Result paths in responses are relative to the ' +
-      'service address.',
+      `service address. ${SIZE_UNITS}`,
     license: { name: 'Apache-2.0', identifier: 'Apache-2.0' },
   },
   servers: [{ url: API_PREFIX, description: 'Relative to the service address.' }],
@@ -282,7 +299,8 @@ export const WEBHOOKS: Json = {
       summary: 'A job finished',
       description:
         'Sent to the job’s `webhook_url`, or else the key’s default webhook, when the job finishes, with the ' +
-        'final job: the same JSON as polling. A 2xx answer within 10 s delivers it; anything else (another ' +
+        'final job: the same JSON as polling. A 2xx answer within ' +
+        `${formatDuration(WEBHOOK_TIMEOUT_MS / 1000)} delivers it; anything else (another ` +
         `status, a redirect, a timeout) is retried ${describeRetrySchedule()} with exponential backoff ` +
         `and jitter. Verify \`${SIGNATURE_HEADER}\` before trusting the body: see docs/webhooks.md.`,
       parameters: [
@@ -299,7 +317,7 @@ export const WEBHOOKS: Json = {
           ...header(
             SIGNATURE_HEADER,
             '`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" under the key’s webhook secret>`; a ' +
-              `second \`v1\` while a rotated secret overlaps. Refuse a \`t\` older than ${SIGNATURE_TOLERANCE_SECONDS / 60} minutes. Absent for ` +
+              `second \`v1\` while a rotated secret overlaps. Refuse a \`t\` older than ${formatDuration(SIGNATURE_TOLERANCE_SECONDS)}. Absent for ` +
               'jobs of the master key and of guest sessions, which have no secret.',
           ),
           required: false,
@@ -347,7 +365,8 @@ const idempotencyKey = z
   .describe(
     'Send the same key with an identical body on a network retry, and no second job or reservation is made: ' +
       'a finished job is returned with 200, one still running with 202, and a different body under the same ' +
-      'key is 409. Keys are scoped to the calling key and remembered 24 hours. "Identical" means the same ' +
+      'key is 409. Keys are scoped to the calling key and remembered ' +
+      `${formatDuration(IDEMPOTENCY_TTL_SECONDS)}. "Identical" means the same ` +
       'route, mode, parameters and source (uploads are compared by content hash).',
   );
 

@@ -5,6 +5,9 @@ import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { resultPath } from '#core/jobs/envelope.ts';
 import { BACKGROUNDS } from '#core/jobs/job.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';
+import { DEFAULT_PLATE_COLOR } from '#core/jobs/params.ts';
+import { MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
+import { formatBytes } from '#core/units.ts';
 import { timestamp } from './fields.ts';
 import { JobError } from './job.ts';
 
@@ -37,7 +40,7 @@ export const BatchItem = z
     attempts: z.int().describe('Jobs run for this item (a retry of the batch adds one).'),
     error: JobError.nullable().describe(
       'Why it failed (as a job’s `error`) or was skipped: 415 not a JPG, PNG or WEBP, or a nested archive; ' +
-        '400 unreadable entry; 413 larger than 20 MB.',
+        `400 unreadable entry; 413 larger than ${formatBytes(MAX_PHOTO_BYTES)}.`,
     ),
     result: z
       .string()
@@ -128,7 +131,7 @@ export const batchExample = (state: 'unpacking' | 'completed') => {
     pause_reason: null,
     mode: 'plate',
     background: 'studio',
-    plate_color: '#141414',
+    plate_color: DEFAULT_PLATE_COLOR,
     concurrency: 2,
     counts: {
       total: 3,

@@ -1,8 +1,20 @@
 /** The job input (POST /jobs, POST /assets and the legacy forms), described for the document. */
 import { JobInputSchema } from '#core/jobs/input.ts';
-import { CENTER_ASPECT_DEFAULT, MAX_WIDTH_RANGE } from '#core/jobs/job.ts';
+import { CENTER_ASPECT_DEFAULT, CENTER_FRAMING, MAX_WIDTH_RANGE, OUTPUT_QUALITY } from '#core/jobs/job.ts';
 import { modeDescription } from '#core/jobs/operations.ts';
+import { DEFAULT_PLATE_COLOR, NAMED_PLATE_COLORS } from '#core/jobs/params.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
+import { MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
+import { formatBytes, formatDuration, formatMegapixels, formatShare, HOUR_SECONDS } from '#core/units.ts';
+import { UPLOAD_TTL_HOURS } from '#core/uploads/upload.ts';
 import { booleanValues, colourValues, documentedFields, imageFile } from './fields.ts';
+
+const colourNames = Object.entries(NAMED_PLATE_COLORS)
+  .map(
+    ([name, hex]) =>
+      `\`${name}\` = \`${hex}\`${hex === DEFAULT_PLATE_COLOR ? ' (also the service default)' : ''}`,
+  )
+  .join(', ');
 
 export const JobInput = documentedFields(
   JobInputSchema,
@@ -12,14 +24,16 @@ export const JobInput = documentedFields(
     },
     url: {
       description:
-        'Source image URL (http or https, up to 20 MB), used when no `file` is sent. The service downloads ' +
-        'it; a URL that cannot be fetched is a 400.',
+        `Source image URL (http or https, up to ${formatBytes(MAX_SOURCE_BYTES)}), used when no \`file\` ` +
+        'is sent. The service downloads it; a URL that cannot be fetched is a 400.',
     },
     asset_id: { description: 'Id of an asset uploaded earlier with POST /assets.' },
     upload_id: {
       description:
-        'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to 40 MB ' +
-        '(and 64 megapixels, as every photo), past the request size limit. Usable by any number of jobs of its owner for 24 hours.',
+        'Id of a completed direct upload (POST /uploads, then PUT to its url): photos up to ' +
+        `${formatBytes(MAX_PHOTO_BYTES)} (and ${formatMegapixels(MAX_IMAGE_PIXELS)}, as every photo), past the ` +
+        'request size limit. Usable by any number of jobs of its owner for ' +
+        `${formatDuration(UPLOAD_TTL_HOURS * HOUR_SECONDS)}.`,
     },
     background: {
       description:
@@ -29,7 +43,8 @@ export const JobInput = documentedFields(
     },
     format: {
       description:
-        'Encoding of the result image: `jpg` (quality 92), `png`, `webp` (quality 90, alpha kept). Not sent: ' +
+        `Encoding of the result image: \`jpg\` (quality ${OUTPUT_QUALITY.jpg}), \`png\`, \`webp\` ` +
+        `(quality ${OUTPUT_QUALITY.webp}, alpha kept). Not sent: ` +
         'JPEG for JPEG and WEBP photos, PNG for PNG photos and for `background: transparent`. A mask operation ' +
         'gives PNG unless asked. `jpg` with `background: transparent` is a 400 (JPEG has no alpha).',
     },
@@ -46,9 +61,12 @@ export const JobInput = documentedFields(
     },
     framing: {
       description:
-        '`background` and `studio_background`: `center` scales the car to fill 80% of the frame’s width (at ' +
-        'most 72% of its height, never more than 2.5 times enlarged), centred, its wheels on a floor line at ' +
-        '88% of the height with the shadow under them; `keep` leaves it where the photo has it. A car cut by ' +
+        '`background` and `studio_background`: `center` scales the car to fill ' +
+        `${formatShare(CENTER_FRAMING.widthShare)} of the frame’s width (at most ` +
+        `${formatShare(CENTER_FRAMING.maxHeightShare)} of its height, never more than ` +
+        `${CENTER_FRAMING.maxUpscale} times enlarged), centred, its wheels on a floor line at ` +
+        `${formatShare(CENTER_FRAMING.floorLine)} of the height with the shadow under them; \`keep\` leaves it ` +
+        'where the photo has it. A car cut by ' +
         'the photo’s edge keeps its framing, and `output.composition` says so. Not sent: `center` for ' +
         '`studio_background`, `keep` for `background`.',
     },
@@ -77,8 +95,8 @@ export const JobInput = documentedFields(
     plate_color: {
       ...colourValues,
       description:
-        'Fill colour of the plate, `#RRGGBB`. The legacy names are accepted too: `black` = `#000000`, ' +
-        '`white` = `#ffffff`, `graphite` = `#141414` (also the service default). Falls back to the key’s setting.',
+        `Fill colour of the plate, \`#RRGGBB\`. The legacy names are accepted too: ${colourNames}. Falls back to ` +
+        'the key’s setting.',
     },
     plate_smoothing: {
       ...booleanValues,

@@ -1,8 +1,17 @@
 /** The Job resource and the job envelope (spec 2.2, 2.3), as every job route and the webhook answer them. */
 import { z } from 'zod';
 import { jobPath, resultPath as resultPathOf } from '#core/jobs/envelope.ts';
-import { ASPECTS, BACKGROUNDS, FRAMINGS, JOB_STAGES, JOB_STATUSES } from '#core/jobs/job.ts';
+import {
+  ASPECTS,
+  BACKGROUNDS,
+  EQUAL_SIZE_SHARE,
+  FRAMINGS,
+  JOB_STAGES,
+  JOB_STATUSES,
+} from '#core/jobs/job.ts';
 import { OPERATION_NAMES, PRICES } from '#core/jobs/operations.ts';
+import { DEFAULT_PLATE_COLOR } from '#core/jobs/params.ts';
+import { formatShare } from '#core/units.ts';
 import { resultPath, resultUrl, timestamp } from './fields.ts';
 
 export const JobStatus = z
@@ -62,7 +71,10 @@ export const Composition = z
     vehicles: z.int().describe('Distinct vehicles found in the photo, the kept one included; only it stays.'),
     main_car_ambiguous: z
       .boolean()
-      .describe('Another vehicle was about as large as the kept one (85%): the more central one was kept.'),
+      .describe(
+        `Another vehicle was about as large as the kept one (${formatShare(EQUAL_SIZE_SHARE)}): the more ` +
+          'central one was kept.',
+      ),
     notes: z.array(z.string()).describe('The same decisions in words, for a person.'),
   })
   .describe('`background` and `studio_background`: where the car was put and what was decided for you.');
@@ -228,7 +240,7 @@ const queued = {
   code: 202,
   mode: 'plate',
   background: 'studio',
-  plate_color: '#141414',
+  plate_color: DEFAULT_PLATE_COLOR,
   plate_smoothing: true,
   plate_mask_only: false,
   quota: { remaining: 95, credits_remaining: 95 },

@@ -2,35 +2,11 @@
  * Framing a car in a studio result: where the car goes in the frame (`framing: center`), and whether the
  * photo's edge cut it, in which case it keeps its place. Pure functions over matte statistics.
  */
+import { CENTER_FRAMING, type FramingTarget } from '#core/jobs/job.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import { FOREGROUND, type Matte, type MatteStats } from '#vision/math/matte.ts';
 
 export type Edge = 'left' | 'right' | 'top' | 'bottom';
-
-export interface FramingTarget {
-  /** The car's box fills this share of the frame's width (the stated share of `framing: center`). */
-  readonly widthShare: number;
-  /** ...unless its height would then pass this share of the frame's height (a tall van, a portrait photo). */
-  readonly maxHeightShare: number;
-  /** The floor line, where the wheels stand, as a share of the frame's height from the top. */
-  readonly floorLine: number;
-  /**
-   * The car is never enlarged more than this: a small car in a large photo would come out soft. Past it,
-   * it is centred at this scale and fills less of the width.
-   */
-  readonly maxUpscale: number;
-}
-
-/**
- * 80% of the width with 10% of air each side, as dealer studio shots are composed; wheels at 88% of the
- * height, which leaves floor in front of the car for its shadow and the reflection of a preset.
- */
-export const CENTER_FRAMING: FramingTarget = {
-  widthShare: 0.8,
-  maxHeightShare: 0.72,
-  floorLine: 0.88,
-  maxUpscale: 2.5,
-};
 
 /** Where the car goes: every source pixel (x, y) lands at (x * scale + dx, y * scale + dy). */
 export interface Placement {

@@ -3,6 +3,7 @@
  * neighbouring parked car, a sign or a faint smudge beside the roof line comes out as foreground; a dealer
  * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
  */
+import { EQUAL_SIZE_SHARE } from '#core/jobs/job.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 
@@ -14,12 +15,6 @@ import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 export function mainCarBox(boxes: readonly Box[], image: Size): Box | null {
   return mainCarChoice(boxes, image).box;
 }
-
-/**
- * Another vehicle at least this share of the main one's size (sqrt of the box area) makes the choice a
- * close one: two cars of about equal size, of which the more central was kept.
- */
-export const EQUAL_SIZE_SHARE = 0.85;
 
 /** `mainCarBox`, and whether another vehicle was about as large (`EQUAL_SIZE_SHARE`): the output says so. */
 export function mainCarChoice(boxes: readonly Box[], image: Size): { box: Box | null; ambiguous: boolean } {

@@ -2,6 +2,7 @@ import { MaskFailedError } from '#core/errors.ts';
 import {
   type Aspect,
   CENTER_ASPECT_DEFAULT,
+  CENTER_FRAMING,
   type Composition,
   FRAMING_DEFAULTS,
   type Framing,
@@ -23,7 +24,6 @@ import {
 } from '#vision/image-io.ts';
 import type { Decision } from '#vision/math/decision.ts';
 import {
-  CENTER_FRAMING,
   canvasSize,
   centerPlacement,
   type Edge,

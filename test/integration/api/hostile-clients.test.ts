@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAX_INLINE_BODY_BYTES } from '#core/limits.ts';
+import { MAX_INLINE_BODY_BYTES } from '#core/limits/request.ts';
 import { api, type RunningServer, startServer, WITHOUT_MODELS } from '../support/local-server.ts';
 
 /**

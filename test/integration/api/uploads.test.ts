@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openZipBuffer, zipBuffer } from '#aws/zip-archives.ts';
-import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
+import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/limits/archive.ts';
 import { eventually } from '../../support/eventually.ts';
 import { markedPhoto } from '../../support/marker-vision.ts';
 import {

@@ -1,6 +1,7 @@
 import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { openZipBuffer, zipBuffer, zipStream } from '#aws/zip-archives.ts';
+import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import {
   DEFAULT_ZIP_LIMITS,
   safeRelativePath,
@@ -9,8 +10,7 @@ import {
   ZipEntryError,
   type ZipLimits,
   zipBudget,
-} from '#core/archive/limits.ts';
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
+} from '#core/limits/archive.ts';
 
 interface RawEntry {
   name: string;

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { openZipBuffer, yazlArchives, zipBuffer } from '#aws/zip-archives.ts';
-import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/archive/limits.ts';
 import { type Batch, batchCounts, batchResource } from '#core/batches/batch.ts';
 import { parseBatchRequest } from '#core/batches/input.ts';
 import {
@@ -22,6 +21,7 @@ import {
 import { resultPath } from '#core/jobs/envelope.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
+import { DEFAULT_ZIP_LIMITS, zipBudget } from '#core/limits/archive.ts';
 import type { AccountRepository, ArchiveReader, ArchiveWorkflow } from '#core/ports.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { advanceBatch } from '#core/use-cases/advance-batch.ts';

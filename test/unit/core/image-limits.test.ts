@@ -1,9 +1,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
-import { imageProblem } from '#core/image-limits.ts';
 import { readImageHeader } from '#core/images.ts';
-import { MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MIN_IMAGE_SIDE } from '#core/limits.ts';
+import { imageProblem, MAX_IMAGE_PIXELS, MAX_IMAGE_SIDE, MIN_IMAGE_SIDE } from '#core/limits/image.ts';
 import { pngClaiming } from './fixtures.ts';
 
 const solid = (width: number, height: number) =>

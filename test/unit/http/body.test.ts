@@ -8,7 +8,7 @@ import {
   MAX_FORM_FILES,
   MAX_JSON_BODY_BYTES,
   MAX_JSON_DEPTH,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
 import { parseBody } from '#http/body.ts';
 
 const event = (contentType: string, body: Buffer): APIGatewayProxyEventV2 =>

@@ -7,7 +7,7 @@ import {
   MAX_HEADER_BYTES,
   MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
-} from '#core/limits.ts';
+} from '#core/limits/request.ts';
 import { createApiServer } from '../../../local/api-gateway.ts';
 import { readTopology } from '../../../local/template.ts';
 

@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { CENTER_FRAMING } from '#core/jobs/job.ts';
 import { encodeResult } from '#vision/image-io.ts';
 import {
-  CENTER_FRAMING,
   canvasSize,
   centerPlacement,
   edgesCuttingCar,

@@ -1,17 +1,20 @@
+import { KB, MB } from '../units.ts';
+
 /**
- * Every size a client controls has a limit here, one place, so the gateway, the body parser, the use
- * cases, the OpenAPI document and docs/security.md all quote the same numbers. A limit that is reached is
- * an error whose message names it, never a silent truncation.
+ * What a request may be: its body, URL, headers, form and JSON. Every size a client controls has its limit
+ * in this folder (request, image, source bytes, archive), so the gateway, the body parser, the use cases,
+ * the OpenAPI document and docs/security.md all quote the same numbers. A limit that is reached is an
+ * error whose message names it, never a silent truncation.
  */
 
 /** Lambda's synchronous invocation payload: 6 MB (6,291,456 bytes) for the whole event JSON. */
-export const LAMBDA_INVOKE_PAYLOAD_BYTES = 6 * 1024 * 1024;
+export const LAMBDA_INVOKE_PAYLOAD_BYTES = 6 * MB;
 
 /**
  * Room kept in that payload for the rest of the event: request context, headers (at most
  * MAX_HEADER_BYTES), cookies, path, query and the JSON around them, with margin for escaping.
  */
-export const EVENT_OVERHEAD_BYTES = 64 * 1024;
+export const EVENT_OVERHEAD_BYTES = 64 * KB;
 
 /**
  * The largest request body the service accepts inline: 4,669,440 bytes (about 4.45 MiB).
@@ -22,19 +25,19 @@ export const EVENT_OVERHEAD_BYTES = 64 * 1024;
 export const MAX_INLINE_BODY_BYTES = ((LAMBDA_INVOKE_PAYLOAD_BYTES - EVENT_OVERHEAD_BYTES) * 3) / 4;
 
 /** A body larger than this is not even read to the end: 413 at once and the connection is closed. */
-export const MAX_DRAINED_BODY_BYTES = 64 * 1024 * 1024;
+export const MAX_DRAINED_BODY_BYTES = 64 * MB;
 
 /** Path and query together, in bytes as sent (still percent-encoded). */
 export const MAX_URL_BYTES = 4096;
 
 /** Request line and headers together, as API Gateway's 10 KB header quota. */
-export const MAX_HEADER_BYTES = 10 * 1024;
+export const MAX_HEADER_BYTES = 10 * KB;
 
 /** A path parameter (job, batch, file or delivery id, result name) longer than this names nothing: 404. */
 export const MAX_ID_CHARS = 128;
 
 /** A JSON body carries a few short fields; nothing legitimate comes near this. */
-export const MAX_JSON_BODY_BYTES = 64 * 1024;
+export const MAX_JSON_BODY_BYTES = 64 * KB;
 
 /** Nesting of objects and arrays in a JSON body (the body object itself is depth 1). */
 export const MAX_JSON_DEPTH = 8;
@@ -49,25 +52,10 @@ export const MAX_FORM_FILES = 2;
 export const MAX_FORM_PARTS = MAX_FORM_FIELDS + MAX_FORM_FILES;
 
 /** One text field's value (a URL is at most 2,048 characters; this leaves room for UTF-8). */
-export const MAX_FIELD_BYTES = 8 * 1024;
+export const MAX_FIELD_BYTES = 8 * KB;
 
 /** A field's or file part's name. */
 export const MAX_FIELD_NAME_BYTES = 100;
 
 /** Headers of one multipart part (Content-Disposition, Content-Type, ...). */
 export const MAX_PART_HEADERS = 16;
-
-/** Decoded pixels of a source or background image, read from its header before anything is stored. */
-export const MAX_IMAGE_PIXELS = 64_000_000;
-
-/** Longest side (WEBP cannot exceed 16,383; a JPEG could claim 65,535). */
-export const MAX_IMAGE_SIDE = 16_384;
-
-/** Shortest side: below this no model sees a car, a plate or a background. */
-export const MIN_IMAGE_SIDE = 32;
-
-/** Long side over short side: a sliver of a photo is not a car photo. */
-export const MAX_IMAGE_ASPECT = 16;
-
-/** Animated images are refused: one frame is processed, and which one would be a guess. */
-export const MAX_IMAGE_FRAMES = 1;

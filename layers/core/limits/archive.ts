@@ -1,4 +1,5 @@
 import { BadRequestError, PayloadTooLargeError } from '../errors.ts';
+import { formatBytes, GB, MB } from '../units.ts';
 
 /**
  * What an archive from a stranger may be: the service's own policy, applied to what the ZIP library
@@ -22,15 +23,13 @@ export interface ZipLimits {
   ratioFloorBytes: number;
 }
 
-const MIB = 1024 * 1024;
-
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEntries: 1000,
   maxRecords: 10_000,
-  maxTotalBytes: 4096 * MIB,
-  maxEntryBytes: 50 * MIB,
+  maxTotalBytes: 4 * GB,
+  maxEntryBytes: 50 * MB,
   maxRatio: 100,
-  ratioFloorBytes: 1 * MIB,
+  ratioFloorBytes: 1 * MB,
 };
 
 /** One central directory record as the ZIP library read it, before any policy. */
@@ -88,8 +87,6 @@ const S_IFLNK = 0o120000;
 const DOS_DIRECTORY = 0x10;
 const LOCAL_HEADER_BYTES = 30;
 
-const mb = (bytes: number): string => `${Math.round(bytes / MIB)} MB`;
-
 /** @throws PayloadTooLargeError before a directory with more records than the limit is read. */
 export function checkRecordCount(records: number, limits: ZipLimits): void {
   if (records > limits.maxRecords) {
@@ -132,7 +129,7 @@ export function zipDirectory(limits: ZipLimits) {
       const { size, compressedSize } = record;
       if (size > limits.maxEntryBytes) {
         throw new PayloadTooLargeError(
-          `archive entry "${name}" expands to ${mb(size)}; at most ${mb(limits.maxEntryBytes)} per entry (limit: entry size)`,
+          `archive entry "${name}" expands to ${formatBytes(size)}; at most ${formatBytes(limits.maxEntryBytes)} per entry (limit: entry size)`,
         );
       }
       if (size > limits.ratioFloorBytes && size > compressedSize * limits.maxRatio) {
@@ -143,7 +140,7 @@ export function zipDirectory(limits: ZipLimits) {
       declaredTotal += size;
       if (declaredTotal > limits.maxTotalBytes) {
         throw new PayloadTooLargeError(
-          `archive expands to more than ${mb(limits.maxTotalBytes)} (limit: total uncompressed size)`,
+          `archive expands to more than ${formatBytes(limits.maxTotalBytes)} (limit: total uncompressed size)`,
         );
       }
       files.push({

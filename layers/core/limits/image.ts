@@ -3,15 +3,23 @@ import {
   PayloadTooLargeError,
   type ServiceError,
   UnsupportedMediaTypeError,
-} from './errors.ts';
-import { type ImageHeader, readImageHeader } from './images.ts';
-import {
-  MAX_IMAGE_ASPECT,
-  MAX_IMAGE_FRAMES,
-  MAX_IMAGE_PIXELS,
-  MAX_IMAGE_SIDE,
-  MIN_IMAGE_SIDE,
-} from './limits.ts';
+} from '../errors.ts';
+import { type ImageHeader, readImageHeader } from '../images.ts';
+
+/** Decoded pixels of a source or background image, read from its header before anything is stored. */
+export const MAX_IMAGE_PIXELS = 64_000_000;
+
+/** Longest side (WEBP cannot exceed 16,383; a JPEG could claim 65,535). */
+export const MAX_IMAGE_SIDE = 16_384;
+
+/** Shortest side: below this no model sees a car, a plate or a background. */
+export const MIN_IMAGE_SIDE = 32;
+
+/** Long side over short side: a sliver of a photo is not a car photo. */
+export const MAX_IMAGE_ASPECT = 16;
+
+/** Animated images are refused: one frame is processed, and which one would be a guess. */
+export const MAX_IMAGE_FRAMES = 1;
 
 const n = (value: number) => value.toLocaleString('en-US');
 
@@ -19,7 +27,7 @@ const n = (value: number) => value.toLocaleString('en-US');
  * Why an image may not become a job, decided from its header alone (no decode, nothing stored yet), or
  * null when it may. `field` names the image in the message (`file`, `url`, `background_file`, an entry).
  * A header that cannot be read is left to the decoder: the job then fails with 400 and is charged
- * nothing, as any undecodable photo (and the decoder keeps its own pixel limit).
+ * nothing, as any undecodable photo (and the decoder refuses past the same pixel limit).
  */
 export function imageProblem(bytes: Uint8Array, field: string): ServiceError | null {
   const header = readImageHeader(bytes);
