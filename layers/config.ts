@@ -1,6 +1,6 @@
 import { z } from 'zod';
+import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/limits/rate.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
-import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import { WEBHOOK_TIMEOUT_MS } from '#core/webhooks/delivery.ts';
 
 // An empty value (`X= npm start`) reads as unset, as a shell user means it.

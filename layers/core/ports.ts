@@ -7,7 +7,7 @@ import type { IdempotencyRecord } from './idempotency/idempotency.ts';
 import type { Job, JobStatus } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
 import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './limits/archive.ts';
-import type { RateWindow } from './rate-limit.ts';
+import type { RateWindow } from './limits/rate.ts';
 import type { Upload } from './uploads/upload.ts';
 import type { Delivery, DeliveryAttempt, WebhookEventName } from './webhooks/delivery.ts';
 import type { WebhookSecret } from './webhooks/signature.ts';
@@ -74,7 +74,7 @@ export interface GuestRepository {
   admitNewSession(address: string, day: string, max: number): Promise<boolean>;
 }
 
-/** Requests per client and window (layers/core/rate-limit.ts), shared by every function. */
+/** Requests per client and window (layers/core/limits/rate.ts), shared by every function. */
 export interface RequestCounter {
   /** Counts one request of `client` in `window`; false, counting nothing, when it already had `window.max`. */
   admit(client: string, window: RateWindow): Promise<boolean>;

@@ -13,7 +13,7 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as ssm from 'aws-cdk-lib/aws-ssm';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DEFAULT_KEY_RATE } from '../../layers/core/rate-limit.ts';
+import { DEFAULT_KEY_RATE } from '../../layers/core/limits/rate.ts';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { createApp } from '../../lib/app.ts';
 import {

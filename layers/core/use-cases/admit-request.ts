@@ -1,6 +1,6 @@
 import { TooManyRequestsError } from '../errors.ts';
+import { type RateLimit, rateWindow } from '../limits/rate.ts';
 import type { RequestCounter } from '../ports.ts';
-import { type RateLimit, rateWindow } from '../rate-limit.ts';
 
 /** Who a request counts against: an API key (any presented, valid or not) or a guest's address. */
 export type RateClient = { kind: 'key'; keyId: string } | { kind: 'address'; address: string };

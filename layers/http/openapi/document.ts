@@ -17,6 +17,7 @@ import {
   MAX_IMAGE_SIDE,
   MIN_IMAGE_SIDE,
 } from '#core/limits/image.ts';
+import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/limits/rate.ts';
 import {
   EVENT_OVERHEAD_BYTES,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
@@ -33,7 +34,6 @@ import {
   MAX_URL_BYTES,
 } from '#core/limits/request.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
-import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/rate-limit.ts';
 import {
   formatByteCount,
   formatBytes,

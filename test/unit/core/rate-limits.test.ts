@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TooManyRequestsError } from '#core/errors.ts';
+import { rateWindow } from '#core/limits/rate.ts';
 import type { RequestCounter } from '#core/ports.ts';
-import { rateWindow } from '#core/rate-limit.ts';
 import { admitRequest, type RequestRates } from '#core/use-cases/admit-request.ts';
 
 /** The table's counter, as the conditional ADD of layers/aws/dynamodb-request-counter.ts counts. */
