@@ -167,6 +167,7 @@ const EXPOSED_WORKFLOW_ERRORS: Record<string, number> = {
   [errorNames.UnclassifiableError]: 800,
   [errorNames.SourceImageError]: 400,
   [errorNames.UnsupportedMediaTypeError]: 415,
+  [errorNames.GoneError]: 410,
   [errorNames.ModelUnavailableError]: 500,
 };
 

@@ -1,5 +1,6 @@
 /** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
 import { z } from 'zod';
+import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { endpointContract, location } from '#http/openapi/contract.ts';
 
 /** The path parameters only this endpoint has; the handler checks with them. */
@@ -19,7 +20,8 @@ export const contract = endpointContract({
       summary: 'Download a result file',
       description:
         'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
-        'Results are kept 30 days.',
+        `Results are kept ${RESULT_TTL_DAYS} days after the job finished (the job's \`expires_at\`); from then on, ` +
+        'and for a file its owner deleted, this answers 410 instead of a link to a file that is gone.',
       tag: 'Results',
       responses: {
         302: {
@@ -27,7 +29,7 @@ export const contract = endpointContract({
           headers: location('Presigned storage link, valid 15 minutes.'),
         },
       },
-      errors: [404, 500],
+      errors: [404, 410, 500],
     },
   },
 });

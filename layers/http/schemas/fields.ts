@@ -1,5 +1,6 @@
 /** The building blocks of the shared and endpoint schemas: field types, and how a run-time schema is described. */
 import { z } from 'zod';
+import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
 
 export { BOOLEAN_SPELLINGS };
@@ -12,7 +13,8 @@ export const resultUrl = z
   .describe(
     'Path of the result image, `/api/v1/results/{job_id}/{name}`, relative to the service address. It needs ' +
       'no key (the 120-bit random job id is the capability, so `<img src>` and plain downloads work) and ' +
-      'answers 302 to a presigned storage link valid 15 minutes. Results are kept 30 days.',
+      'answers 302 to a presigned storage link valid 15 minutes. Results are kept until the job’s `expires_at` ' +
+      `(${RESULT_TTL_DAYS} days after it finished); from then on the job no longer shows this field.`,
   );
 export const resultPath = (what: string) => z.string().describe(`Path of the ${what}; served like \`url\`.`);
 export const timestamp = z.string().meta({ format: 'date-time' });

@@ -10,6 +10,7 @@ import type {
   FileRepository,
   JobRepository,
   ObjectStore,
+  ObjectStreams,
   WorkflowStarter,
 } from '#core/ports.ts';
 import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
@@ -193,7 +194,7 @@ export function memoryDeliveries(): DeliveryRepository & { published: Set<string
 /** Objects kept by key, with the storage's 404 for a missing one. */
 export function memoryObjects() {
   const objects = new Map<string, Buffer>();
-  const store: ObjectStore = {
+  const store: ObjectStore & Pick<ObjectStreams, 'exists'> = {
     async put(key, body) {
       objects.set(key, body);
     },
@@ -207,6 +208,9 @@ export function memoryObjects() {
     },
     async presignGet(key, expiresInSeconds) {
       return `https://storage.test/${key}?expires=${expiresInSeconds}`;
+    },
+    async exists(key) {
+      return objects.has(key);
     },
   };
   return { store, objects };
