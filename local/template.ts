@@ -4,6 +4,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { CfnTemplate } from '../lib/app.ts';
 import { stackNames } from '../lib/config.ts';
 import type { CorsConfiguration } from './api-gateway.ts';
+import type { LifecycleRule } from './s3-lifecycle.ts';
 
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
 export interface LocalTopology {
@@ -13,6 +14,8 @@ export interface LocalTopology {
   tables: CreateTableCommandInput[];
   /** The HTTP API's CORS configuration; null without one. */
   cors: CorsConfiguration | null;
+  /** The bucket's enabled expiration rules by age (`ExpirationInDays`), from its `LifecycleConfiguration`. */
+  lifecycle: LifecycleRule[];
 }
 
 export interface LocalFunction {
@@ -74,6 +77,16 @@ const referencedId = (value: unknown): string | undefined => {
   return undefined;
 };
 
+/** The rules that expire objects by age; a rule on tags or sizes, or one that is disabled, is not applied. */
+function expirationRules(configuration: Json | undefined): LifecycleRule[] {
+  return ((configuration?.Rules ?? []) as Json[]).flatMap((rule) => {
+    const filter = rule.Filter ?? {};
+    const narrowed = Object.keys(filter).some((name) => name !== 'Prefix');
+    if (rule.Status !== 'Enabled' || typeof rule.ExpirationInDays !== 'number' || narrowed) return [];
+    return [{ id: String(rule.Id), prefix: rule.Prefix ?? filter.Prefix ?? '', days: rule.ExpirationInDays }];
+  });
+}
+
 export function readTopology(templates: object[], tableName: (logicalId: string) => string): LocalTopology {
   const resources = Object.assign(
     {},
@@ -81,7 +94,14 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
   ) as Record<string, Resource>;
   const functions = new Map<string, LocalFunction>();
   const integrations = new Map<string, string>();
-  const topology: LocalTopology = { functions, routes: [], stateMachines: [], tables: [], cors: null };
+  const topology: LocalTopology = {
+    functions,
+    routes: [],
+    stateMachines: [],
+    tables: [],
+    cors: null,
+    lifecycle: [],
+  };
 
   for (const [logicalId, resource] of Object.entries(resources)) {
     const props = resource.Properties ?? {};
@@ -100,6 +120,8 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
       });
     } else if (resource.Type === 'AWS::ApiGatewayV2::Api') {
       topology.cors = (props.CorsConfiguration as CorsConfiguration | undefined) ?? null;
+    } else if (resource.Type === 'AWS::S3::Bucket') {
+      topology.lifecycle.push(...expirationRules(props.LifecycleConfiguration));
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);
       if (functionId) integrations.set(logicalId, functionId);
