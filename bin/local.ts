@@ -6,6 +6,7 @@ import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { signingSecrets } from '#core/webhooks/signature.ts';
 import { FETCH_COMMAND, fetchModels, modelStatuses, modelsCacheDir, SERVICE_MODELS } from '#models/fetch.ts';
 import { fetchProgress } from '#models/fetch-progress.ts';
+import { movableProcessClock } from '../local/clock.ts';
 import { listenProblem, planListen } from '../local/listen.ts';
 import { persistentSecret } from '../local/secrets.ts';
 import { startLocalStack } from '../local/stack.ts';
@@ -50,8 +51,19 @@ if (process.env.MODELS_OFFLINE !== 'true') {
 }
 const missingModels = (await modelStatuses(modelsDir, SERVICE_MODELS)).filter((status) => !status.file);
 
+// LOCAL_CLOCK=ipc: the process that started this one (a test, test/integration/support/local-server.ts) moves
+// the stack's clock forward over the IPC channel it opened, to see days pass without waiting them.
+const clock = process.env.LOCAL_CLOCK === 'ipc' && process.send ? movableProcessClock() : undefined;
+if (clock) {
+  process.on('message', (message: { advanceClockMs?: unknown }) => {
+    if (typeof message?.advanceClockMs !== 'number') return;
+    process.send?.({ clock: clock.advance(message.advanceClockMs).toISOString() });
+  });
+}
+
 const stack = await startLocalStack({
   port,
+  clock,
   host: listen.host,
   dataDir,
   masterKeySha256: hashSecret(masterKey),

@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Clock } from '#core/ports.ts';
 import {
   ADMIN_ACCESS_KEY,
   type Authorizer,
@@ -14,6 +15,7 @@ import {
   s3Requests,
   s3Target,
 } from './iam.ts';
+import { applyLifecycle, type LifecycleRule } from './s3-lifecycle.ts';
 
 // s3rver ships no type declarations; only the members used here are described.
 type S3rverInstance = {
@@ -38,6 +40,8 @@ export async function startLocalS3(opts: {
   buckets: string[];
   /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
   iam?: LocalS3Iam;
+  /** The bucket's expiration rules (local/s3-lifecycle.ts), applied by `clock`; default the machine's. */
+  lifecycle?: { rules: readonly LifecycleRule[]; clock?: Clock };
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   allowSingleDesOnOpenSsl3();
   const directory = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'local-s3-')));
@@ -49,6 +53,11 @@ export async function startLocalS3(opts: {
     directory,
     configureBuckets: opts.buckets.map((name) => ({ name })),
   });
+  applyLifecycle(
+    server.store,
+    opts.lifecycle?.rules ?? [],
+    opts.lifecycle?.clock ?? { now: () => new Date() },
+  );
   // s3rver checks header signatures itself, against the key pairs of its one account.
   const account = createRequire(import.meta.url)('s3rver/lib/models/account') as {
     DUMMY_ACCOUNT: { createKeyPair(accessKeyId: string, secret: string): void };

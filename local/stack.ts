@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit, { type LimitFunction } from 'p-limit';
+import type { Clock } from '#core/ports.ts';
 import { createApiServer } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
@@ -74,6 +75,11 @@ export interface LocalStackOptions {
   iam?: boolean;
   /** Changes the synthesized templates before the stack reads them (tests remove a grant with it). */
   transformTemplates?: (templates: { data: object; service: object }) => void;
+  /**
+   * The time the bucket's lifecycle rules are applied by (local/clock.ts moves it, with the handlers'); default
+   * the machine's.
+   */
+  clock?: Clock;
 }
 
 export interface LocalStack {
@@ -163,6 +169,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     dataDir: dir('s3'),
     buckets: [LOCAL_BUCKET],
     iam: { authorize, accessKeyIds: [...policies.identities.keys()] },
+    lifecycle: { rules: topology.lifecycle, clock: options.clock },
   });
   const eventBus = await startLocalEventBridge({
     authorize,

@@ -4,6 +4,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import type { CfnTemplate } from '../lib/app.ts';
 import { stackNames } from '../lib/config.ts';
 import type { CorsConfiguration } from './api-gateway.ts';
+import type { LifecycleRule } from './s3-lifecycle.ts';
 import type { StageThrottle } from './stage-throttle.ts';
 
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
@@ -16,6 +17,8 @@ export interface LocalTopology {
   cors: CorsConfiguration | null;
   /** The stage's default route throttle; null without one. */
   throttle: StageThrottle | null;
+  /** The bucket's enabled expiration rules by age (`ExpirationInDays`), from its `LifecycleConfiguration`. */
+  lifecycle: LifecycleRule[];
 }
 
 export interface LocalFunction {
@@ -77,6 +80,16 @@ const referencedId = (value: unknown): string | undefined => {
   return undefined;
 };
 
+/** The rules that expire objects by age; a rule on tags or sizes, or one that is disabled, is not applied. */
+function expirationRules(configuration: Json | undefined): LifecycleRule[] {
+  return ((configuration?.Rules ?? []) as Json[]).flatMap((rule) => {
+    const filter = rule.Filter ?? {};
+    const narrowed = Object.keys(filter).some((name) => name !== 'Prefix');
+    if (rule.Status !== 'Enabled' || typeof rule.ExpirationInDays !== 'number' || narrowed) return [];
+    return [{ id: String(rule.Id), prefix: rule.Prefix ?? filter.Prefix ?? '', days: rule.ExpirationInDays }];
+  });
+}
+
 export function readTopology(templates: object[], tableName: (logicalId: string) => string): LocalTopology {
   const resources = Object.assign(
     {},
@@ -91,6 +104,7 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
     tables: [],
     cors: null,
     throttle: null,
+    lifecycle: [],
   };
 
   for (const [logicalId, resource] of Object.entries(resources)) {
@@ -116,6 +130,8 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
         | undefined;
       if (settings?.ThrottlingRateLimit !== undefined && settings.ThrottlingBurstLimit !== undefined)
         topology.throttle = { rate: settings.ThrottlingRateLimit, burst: settings.ThrottlingBurstLimit };
+    } else if (resource.Type === 'AWS::S3::Bucket') {
+      topology.lifecycle.push(...expirationRules(props.LifecycleConfiguration));
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);
       if (functionId) integrations.set(logicalId, functionId);

@@ -7,7 +7,7 @@ import {
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { RESULT_TTL_DAYS } from '#core/jobs/envelope.ts';
+import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import type { DeliveryRepository } from '#core/ports.ts';
 import type { Delivery, DeliveryAttempt } from '#core/webhooks/delivery.ts';
 import { doc, epochSeconds, type Item, num, str } from './dynamodb-items.ts';

@@ -48,6 +48,6 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     if (status === 202 && route === 'process')
       return json(202, processCreatedResponse(job, account), location);
     if (status === 202 && route === 'analyze') return json(202, analyzeCreatedResponse(job), location);
-    if (status === 202) return json(202, createdJobEnvelope(job, account), location);
+    if (status === 202) return json(202, createdJobEnvelope(job, account, deps().clock.now()), location);
     return jobResponse(deps(), status, job, location);
   });

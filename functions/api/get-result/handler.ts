@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { httpCorrelation, observability } from '#aws/observability.ts';
 import { NotFoundError } from '#core/errors.ts';
 import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
-import { storageKeys } from '#core/storage-layout.ts';
+import { resultLink } from '#core/use-cases/result-link.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { type HttpResult, redirect } from '#http/responses.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
@@ -21,7 +21,5 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
     const name = event.pathParameters?.name ?? '';
     if (!sharedPathParameters.job_id.safeParse(jobId).success || !pathParameters.name.safeParse(name).success)
       throw new NotFoundError('No such result');
-    const job = await deps().jobs.get(jobId);
-    if (job?.status !== 'success') throw new NotFoundError('No such result');
-    return redirect(await deps().objects.presignGet(storageKeys.result(jobId, name), RESULT_LINK_SECONDS));
+    return redirect(await resultLink(deps(), jobId, name, RESULT_LINK_SECONDS));
   });

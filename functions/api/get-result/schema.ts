@@ -22,7 +22,8 @@ export const contract = endpointContract({
       summary: 'Download a result file',
       description:
         'Needs no key: the 120-bit random job id is the capability, so `<img src>` and plain downloads work. ' +
-        resultsKept,
+        `${resultsKept} after the job finished (the job's \`expires_at\`); from then on, ` +
+        'and for a file its owner deleted, this answers 410 instead of a link to a file that is gone.',
       tag: 'Results',
       responses: {
         302: {
@@ -30,7 +31,7 @@ export const contract = endpointContract({
           headers: location(`Presigned storage link, valid ${formatDuration(RESULT_LINK_SECONDS)}.`),
         },
       },
-      errors: [404, 500],
+      errors: [404, 410, 500],
     },
   },
 });

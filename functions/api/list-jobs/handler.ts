@@ -12,5 +12,8 @@ export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
   .use(httpStack({ auth: contract.auth, deps }))
   .handler(async (event, context) => {
     const page = await listJobs(deps(), context.caller, event.queryStringParameters ?? {});
-    return json(200, { jobs: page.jobs.map(jobResource), next_cursor: page.nextCursor });
+    return json(200, {
+      jobs: page.jobs.map((job) => jobResource(job, deps().clock.now())),
+      next_cursor: page.nextCursor,
+    });
   });

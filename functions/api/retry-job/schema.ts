@@ -1,4 +1,5 @@
 /** The contract of POST /jobs/{job_id}/retry: its route entries in the OpenAPI document. */
+import { SOURCE_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 
 export const contract = endpointContract({
@@ -7,7 +8,9 @@ export const contract = endpointContract({
     'POST /jobs/{job_id}/retry': {
       operationId: 'retryJob',
       summary: 'Retry a failed job',
-      description: 'Only a failed job can be retried; anything else is 409.',
+      description:
+        'Only a failed job can be retried; anything else is 409. A job whose photos have expired (kept ' +
+        `${SOURCE_TTL_DAYS} days after \`created_at\`) cannot run again: 410, and nothing is reserved.`,
       tag: 'Jobs',
       responses: {
         202: json('JobEnvelope', 'The job is queued again, with a new credit reservation.'),

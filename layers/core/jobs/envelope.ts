@@ -1,12 +1,10 @@
 import type { CreditAccount } from '../credits/credits.ts';
 import { ANALYSIS_COST, EDIT_COST } from '../credits/credits.ts';
-import { STORAGE_PREFIXES } from '../storage-layout.ts';
+import { asShownAt, RESULT_TTL_DAYS, resultsExpireAt } from './expiry.ts';
 import type { Background, Job, JobParams } from './job.ts';
 import { OPERATION_REGISTRY, type Operation } from './operations.ts';
 
 export const API_PREFIX = '/api/v1';
-/** Results live this long (the bucket's lifecycle rule deletes them afterwards). */
-export const RESULT_TTL_DAYS = STORAGE_PREFIXES.results.expireDays;
 /** A result path answers with a presigned storage link this short-lived: enough to follow it, not to share it. */
 export const RESULT_LINK_SECONDS = 15 * 60;
 
@@ -21,8 +19,9 @@ export interface QuotaSnapshot {
 export const quotaOf = (account: CreditAccount | null): QuotaSnapshot | null =>
   account ? { remaining: account.available, credits_remaining: account.available } : null;
 
-/** The Job resource of spec 2.2. */
-export function jobResource(job: Job) {
+/** The Job resource of spec 2.2, as it is at `now`: past `expires_at` it links to no result file. */
+export function jobResource(stored: Job, now: Date) {
+  const job = asShownAt(stored, now);
   return {
     id: job.id,
     status: job.status,
@@ -34,6 +33,7 @@ export function jobResource(job: Job) {
     created_at: job.createdAt,
     started_at: job.startedAt,
     finished_at: job.finishedAt,
+    expires_at: resultsExpireAt(stored),
     output: job.output,
     error: job.error,
     links: {
@@ -57,7 +57,8 @@ function legacyCode(job: Job): number {
  * The final job JSON of spec 2.3: what legacy polling clients and webhooks read. `result` is false
  * exactly when the job failed or was cancelled.
  */
-export function legacyJobFields(job: Job, account: CreditAccount | null) {
+export function legacyJobFields(stored: Job, account: CreditAccount | null, now: Date) {
+  const job = asShownAt(stored, now);
   const output = job.output;
   const quota = quotaOf(account);
   return {
@@ -100,16 +101,16 @@ export function effectiveBackground(
 }
 
 /** The job envelope: the Job resource and the legacy fields side by side, so both kinds of client read one body. */
-export function jobEnvelope(job: Job, account: CreditAccount | null) {
-  return { ...legacyJobFields(job, account), ...jobResource(job) };
+export function jobEnvelope(job: Job, account: CreditAccount | null, now: Date) {
+  return { ...legacyJobFields(job, account, now), ...jobResource(job, now) };
 }
 
 /**
  * The answer to a job POST /jobs accepted (202): the envelope plus `status_url`, which the spec's states
  * table promises on every creation route, as the legacy answers carry it.
  */
-export function createdJobEnvelope(job: Job, account: CreditAccount | null) {
-  return { ...jobEnvelope(job, account), status_url: jobPath(job.id) };
+export function createdJobEnvelope(job: Job, account: CreditAccount | null, now: Date) {
+  return { ...jobEnvelope(job, account, now), status_url: jobPath(job.id) };
 }
 
 export const creditCosts = { process_credit_cost: EDIT_COST, classification_credit_cost: ANALYSIS_COST };

@@ -1,8 +1,9 @@
-import { ConflictError, isAwsDenial, PermissionDeniedError, TransientError } from '../errors.ts';
+import { ConflictError, GoneError, isAwsDenial, PermissionDeniedError, TransientError } from '../errors.ts';
+import { expiredInput } from '../jobs/expiry.ts';
 import type { Job } from '../jobs/job.ts';
 import { cancelJob, failJob, retryJob } from '../jobs/transitions.ts';
 import type { Caller } from '../keys/caller.ts';
-import type { Clock, JobRepository, WorkflowStarter } from '../ports.ts';
+import type { Clock, JobRepository, ObjectStore, WorkflowStarter } from '../ports.ts';
 import { getOwnJob } from './get-job.ts';
 import { settlementOf, updateJob } from './update-job.ts';
 
@@ -10,6 +11,10 @@ export interface ControlDeps {
   jobs: JobRepository;
   workflow: WorkflowStarter;
   clock: Clock;
+}
+
+export interface RetryDeps extends ControlDeps {
+  objects: Pick<ObjectStore, 'exists'>;
 }
 
 /**
@@ -37,6 +42,8 @@ export async function cancelOwnJob(deps: ControlDeps, caller: Caller, jobId: str
 
 /**
  * Retry a failed job.
+ * 0. A job whose source photo or background file is gone (past its area's lifecycle days since the job was
+ *    created, or no longer stored) cannot run again: 410, before anything is reserved or started.
  * 1. A failed job is queued again with a new reservation (402 when the balance is short) and a new
  *    workflow execution: 202.
  * 2. A job that is already running again because of an earlier retry is returned as it is: 200, so a
@@ -44,7 +51,7 @@ export async function cancelOwnJob(deps: ControlDeps, caller: Caller, jobId: str
  * 3. Anything else cannot be retried: 409, and neither can the job of a batch item (spec 3: retry is for
  *    standalone jobs; the batch's retry makes its item a new job with its own reservation).
  */
-export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: string) {
+export async function retryOwnJob(deps: RetryDeps, caller: Caller, jobId: string) {
   const current = await getOwnJob(deps, caller, jobId);
   if ((current.status === 'queued' || current.status === 'processing') && current.retries > 0) {
     return { status: 200 as const, job: current };
@@ -55,6 +62,7 @@ export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: stri
   if (current.batch) {
     throw new ConflictError(`Job ${jobId} belongs to batch ${current.batch.id}; retry the batch instead`);
   }
+  await refuseExpiredInput(deps, current);
   const job = await updateJob(deps, jobId, (latest) => {
     if (latest.status !== 'failed') return null;
     const reservation =
@@ -75,6 +83,24 @@ export async function retryOwnJob(deps: ControlDeps, caller: Caller, jobId: stri
   }
   await startOrFail(deps, job, job.retries + 1);
   return { status: 202 as const, job };
+}
+
+async function refuseExpiredInput(deps: RetryDeps, job: Job): Promise<void> {
+  const expired = expiredInput(job, deps.clock.now());
+  if (expired) {
+    throw new GoneError(
+      `The photos of job ${job.id} expired at ${expired.goneFrom} and are deleted, so it cannot be retried; ` +
+        'create a new job. Nothing was charged',
+    );
+  }
+  // Kept by the timestamps, yet gone: deleted by hand, or a lifecycle rule shorter than the code's.
+  for (const key of [job.source.key, job.params.backgroundFileKey]) {
+    if (key && !(await deps.objects.exists(key)))
+      throw new GoneError(
+        `The photos of job ${job.id} are no longer stored, so it cannot be retried; create a new job. ` +
+          'Nothing was charged',
+      );
+  }
 }
 
 /** Start a job's workflow; if that is impossible, fail the job and release its credits so nothing hangs. */

@@ -238,9 +238,12 @@ async function sendAttempt(deps: WebhookDeps, delivery: Delivery): Promise<Deliv
 }
 
 /** Exactly what `GET /jobs/{job_id}` answers for the job, with the payer's balance of now. */
-async function finalJobJson(deps: { accounts: Pick<AccountRepository, 'get'> }, job: Job): Promise<string> {
+async function finalJobJson(
+  deps: { accounts: Pick<AccountRepository, 'get'>; clock: Clock },
+  job: Job,
+): Promise<string> {
   const account = job.account ? await deps.accounts.get(job.account) : null;
-  return JSON.stringify(jobEnvelope(job, account));
+  return JSON.stringify(jobEnvelope(job, account, deps.clock.now()));
 }
 
 const statusOf = (event: WebhookEventName): string =>

@@ -1,7 +1,8 @@
 import { NotFoundError } from '../errors.ts';
 import { addDays } from '../files/assets.ts';
 import { type FileRecord, type PageQuery, pageOf } from '../files/files.ts';
-import { RESULT_TTL_DAYS, resultPath } from '../jobs/envelope.ts';
+import { resultPath } from '../jobs/envelope.ts';
+import { RESULT_TTL_DAYS } from '../jobs/expiry.ts';
 import type { Job } from '../jobs/job.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { Clock, FileRepository, ObjectStore } from '../ports.ts';

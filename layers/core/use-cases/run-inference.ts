@@ -1,4 +1,4 @@
-import { PlateNotFoundError } from '../errors.ts';
+import { GoneError, NotFoundError, PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
 import type { Composition, JobOutput, JobParams, Operation, PlateFound } from '../jobs/job.ts';
 import { outputKindOf } from '../jobs/operations.ts';
@@ -55,7 +55,8 @@ export interface InferenceResult {
 
 /**
  * The inference step.
- * 1. Read the source (and custom background) from storage.
+ * 1. Read the source (and custom background) from storage; one that is no longer stored (expired, or deleted)
+ *    is GoneError (410), which fails the job and releases its credits.
  * 2. Run the operation; with `require_plate`, a result that leaves a plate looking readable is
  *    PlateNotFoundError (803), which fails the job and releases its credits, before anything is stored.
  * 3. Store every produced file under the job's result prefix and describe them as the job output.
@@ -65,8 +66,10 @@ export async function runInference(
   order: WorkOrder,
 ): Promise<InferenceResult> {
   const [source, background] = await Promise.all([
-    deps.objects.get(order.source.key),
-    order.params.backgroundFileKey ? deps.objects.get(order.params.backgroundFileKey) : Promise.resolve(null),
+    readInput(deps.objects, order.source.key),
+    order.params.backgroundFileKey
+      ? readInput(deps.objects, order.params.backgroundFileKey)
+      : Promise.resolve(null),
   ]);
   const result = await deps.runner.run(order.operation, {
     source,
@@ -101,4 +104,18 @@ export async function runInference(
   if (result.plateHidden !== undefined) output.plate_hidden = result.plateHidden;
   if (result.composition) output.composition = result.composition;
   return { output, files };
+}
+
+async function readInput(objects: ObjectStore, key: string): Promise<Buffer> {
+  try {
+    return await objects.get(key);
+  } catch (error) {
+    if (!(error instanceof NotFoundError)) throw error;
+    throw new GoneError(
+      'The photos of this job are no longer stored (expired or deleted); create a new job',
+      {
+        cause: error,
+      },
+    );
+  }
 }

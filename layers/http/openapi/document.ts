@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
 import { IDEMPOTENCY_TTL_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
+import { RESULT_TTL_DAYS, SOURCE_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { PRICES } from '#core/jobs/operations.ts';
 import { GUEST_COOKIE, GUEST_SESSION_SECONDS } from '#core/keys/guest-session.ts';
 import {
@@ -151,8 +152,19 @@ export const ERRORS = {
   410: {
     name: 'Gone',
     description:
-      `The asset named by \`asset_id\` has expired. Assets are kept ${ASSET_TTL_DAYS} days; for ${ASSET_REMEMBERED_DAYS} more days a reference ` +
-      'answers 410, later 404.',
+      `Expired, and nothing was charged. The asset named by \`asset_id\` (assets are kept ${ASSET_TTL_DAYS} days; for ${ASSET_REMEMBERED_DAYS} more days a reference ` +
+      'answers 410, later 404), or the upload named by `upload_id` past its `usable_until`. A retry of a job whose ' +
+      `photos are gone (a job's source is kept ${SOURCE_TTL_DAYS} days after \`created_at\`). A result file from the job's ` +
+      `\`expires_at\` on (${RESULT_TTL_DAYS} days after \`finished_at\`), or one its owner deleted.`,
+    example: {
+      summary: 'An expired result',
+      value: {
+        code: 410,
+        message:
+          'This result expired at 2026-12-24T09:30:02.871Z and is deleted: results are kept 30 days after the job finished',
+        result: false,
+      },
+    },
   },
   413: {
     name: 'PayloadTooLarge',

@@ -1,6 +1,7 @@
 /** The building blocks of the shared and endpoint schemas: field types, and how a run-time schema is described. */
 import { z } from 'zod';
-import { RESULT_LINK_SECONDS, RESULT_TTL_DAYS } from '#core/jobs/envelope.ts';
+import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
+import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';
 import { DAY_SECONDS, formatDuration } from '#core/units.ts';
 
@@ -10,14 +11,15 @@ const HEX_COLOR = /^#[0-9a-fA-F]{6}$/;
 const IMAGE_TYPES = ['image/jpeg', 'image/png', 'image/webp'];
 
 /** How long results last, in a sentence. */
-export const resultsKept = `Results are kept ${formatDuration(RESULT_TTL_DAYS * DAY_SECONDS)}.`;
+export const resultsKept = `Results are kept ${formatDuration(RESULT_TTL_DAYS * DAY_SECONDS)}`;
 
 export const resultUrl = z
   .string()
   .describe(
     'Path of the result image, `/api/v1/results/{job_id}/{name}`, relative to the service address. It needs ' +
       'no key (the 120-bit random job id is the capability, so `<img src>` and plain downloads work) and ' +
-      `answers 302 to a presigned storage link valid ${formatDuration(RESULT_LINK_SECONDS)}. ${resultsKept}`,
+      `answers 302 to a presigned storage link valid ${formatDuration(RESULT_LINK_SECONDS)}. ${resultsKept} ` +
+      'after the job finished, until its `expires_at`; from then on the job no longer shows this field.',
   );
 export const resultPath = (what: string) => z.string().describe(`Path of the ${what}; served like \`url\`.`);
 export const timestamp = z.string().meta({ format: 'date-time' });

@@ -1,6 +1,7 @@
 /** The Job resource and the job envelope (spec 2.2, 2.3), as every job route and the webhook answer them. */
 import { z } from 'zod';
 import { jobPath, resultPath as resultPathOf } from '#core/jobs/envelope.ts';
+import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import {
   ASPECTS,
   BACKGROUNDS,
@@ -174,6 +175,13 @@ export const Job = z
     created_at: timestamp,
     started_at: timestamp.nullable(),
     finished_at: timestamp.nullable(),
+    expires_at: timestamp
+      .nullable()
+      .describe(
+        `When the result files are deleted: ${RESULT_TTL_DAYS} days after \`finished_at\`; null for a job without ` +
+          'result files (not succeeded, or an analysis). From then on the job shows no `url` (nor mask URLs, ' +
+          'nor `links.result`) and GET /results answers 410.',
+      ),
     output: JobOutput.nullable(),
     error: JobError.nullable(),
     links: JobLinks,
@@ -199,7 +207,9 @@ export const JobEnvelope = z
     expires_in_days: z
       .int()
       .optional()
-      .describe('Life of the result in days (30); present on success with a result file.'),
+      .describe(
+        `Life of the result in days (${RESULT_TTL_DAYS}) after \`finished_at\`; present on success with a result file. The moment itself is \`expires_at\`.`,
+      ),
     mode: Operation,
     background: z
       .enum([...BACKGROUNDS, 'custom'])
@@ -253,6 +263,7 @@ const queued = {
   created_at: '2026-11-24T09:30:00.000Z',
   started_at: null,
   finished_at: null,
+  expires_at: null,
   output: null,
   error: null,
   links: links(),
@@ -268,6 +279,7 @@ const succeeded = {
   attempts: 1,
   started_at: '2026-11-24T09:30:00.412Z',
   finished_at: '2026-11-24T09:30:02.871Z',
+  expires_at: '2026-12-24T09:30:02.871Z',
   output: {
     url: resultJpg,
     output_kind: 'image',

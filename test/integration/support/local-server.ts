@@ -43,6 +43,11 @@ export interface RunningServer {
   output(): string;
   /** The job events published so far (the local stand-in of the EventBridge bus). */
   events(): Promise<JsonBody[]>;
+  /**
+   * Moves the server's clock forward (a server started with `movableClock`): its handlers and its bucket's
+   * lifecycle see the time `ms` later from the next request on. Resolves to the server's new time.
+   */
+  advanceClock(ms: number): Promise<Date>;
   stop(): Promise<void>;
   /**
    * `kill -9` by default: the process dies at once. With SIGTERM or SIGINT (Ctrl-C) it shuts down as it
@@ -58,6 +63,8 @@ export async function startServer(
     dataDir?: string;
     /** Extra flags for node itself (the load benchmark's `--cpu-prof`). */
     nodeArgs?: string[];
+    /** A clock the test moves with `advanceClock` (local/clock.ts), over an IPC channel to the server. */
+    movableClock?: boolean;
   } = {},
 ): Promise<RunningServer> {
   const dataDir = options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-it-')));
@@ -77,13 +84,16 @@ export async function startServer(
     LOCAL_DYNAMODB_TRANSACTION_CONFLICTS: '0.1',
     // As in AWS, unless a test opts in: `npm start` itself opens loopback when it listens there (local/listen.ts).
     OUTBOUND_ALLOW_LOOPBACK: 'false',
+    ...(options.movableClock ? { LOCAL_CLOCK: 'ipc' } : {}),
     ...env,
   };
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'bin/local.ts'], {
     cwd: REPO_ROOT,
     env: childEnv,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.movableClock ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
+  // The channel alone must not keep this process alive.
+  child.channel?.unref();
   let output = '';
   child.stderr!.on('data', (chunk) => {
     output += chunk;
@@ -152,6 +162,17 @@ export async function startServer(
         .split('\n')
         .filter(Boolean)
         .map((line) => JSON.parse(line) as JsonBody);
+    },
+    advanceClock(ms) {
+      if (!child.send) throw new Error('advanceClock needs a server started with movableClock');
+      return new Promise<Date>((resolve, reject) => {
+        child.once('message', (reply: { clock?: string }) =>
+          reply.clock
+            ? resolve(new Date(reply.clock))
+            : reject(new Error('the server did not move its clock')),
+        );
+        child.send!({ advanceClockMs: ms }, (error) => error && reject(error));
+      });
     },
     async stop() {
       dynamodb?.destroy();

@@ -527,7 +527,7 @@ describe('advanceBatch with the job workflow', () => {
     expect(t.balance()).toEqual({ available: 75, reserved: 0, usedTotal: 25 });
     await expect(controlBatch(t.deps, owner, batch.id, 'retry')).rejects.toThrow(/no item has failed/);
     // The item's job itself is not retried through the job route (spec 3: standalone jobs only).
-    await expect(retryOwnJob(t.store, owner, newJobs[0]!.id)).rejects.toThrow(ConflictError);
+    await expect(retryOwnJob(t.deps, owner, newJobs[0]!.id)).rejects.toThrow(ConflictError);
   });
 
   it('pauses on a 402 mid-batch instead of failing the rest, and resumes once credits are there', async () => {

@@ -1,11 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError, PermissionDeniedError, TransientError } from '#core/errors.ts';
+import {
+  ConflictError,
+  GoneError,
+  NotFoundError,
+  PermissionDeniedError,
+  TransientError,
+} from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { cancelOwnJob, retryOwnJob, startOrFail } from '#core/use-cases/control-job.ts';
 import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
 import { aJob } from './fixtures.ts';
-import { memoryStore } from './memory-ports.ts';
+import { memoryObjects, memoryStore } from './memory-ports.ts';
 
 const owner: Caller = { kind: 'key', keyId: 'key_1', account: 'key_1', defaults: {} };
 const stranger: Caller = { kind: 'key', keyId: 'key_2', account: 'key_2', defaults: {} };
@@ -67,12 +73,23 @@ describe('cancel', () => {
 });
 
 describe('retry', () => {
+  /** The store with a bucket that holds the job's source photo. */
+  const withSource = <S extends object>(store: S) => {
+    const bucket = memoryObjects();
+    bucket.objects.set(aJob().source.key, Buffer.from('jpeg'));
+    return { ...store, objects: bucket.store, bucket: bucket.objects };
+  };
+
   async function failedJob() {
-    const { store, job } = await withReservedJob();
-    await prepareJob(store, job.id);
-    await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
-    return { store, job };
+    const { store: plain, job } = await withReservedJob();
+    await prepareJob(plain, job.id);
+    await settleJob(plain, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
+    return { store: withSource(plain), job };
   }
+  const DAY = 86_400_000;
+  const daysAfterCreation = (job: Job, days: number) => ({
+    now: () => new Date(Date.parse(job.createdAt) + days * DAY),
+  });
 
   it('queues a failed job again with 202, a new reservation and a new execution', async () => {
     const { store, job } = await failedJob();
@@ -94,7 +111,47 @@ describe('retry', () => {
 
   it('refuses a job that did not fail with 409', async () => {
     const { store, job } = await withReservedJob();
-    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(ConflictError);
+    await expect(retryOwnJob(withSource(store), owner, job.id)).rejects.toThrow(ConflictError);
+  });
+
+  it('answers 410 once the photos have expired, 7 days after creation, and reserves and starts nothing', async () => {
+    const { store, job } = await failedJob();
+    const late = { ...store, clock: daysAfterCreation(job, 7) };
+    const refused = await retryOwnJob(late, owner, job.id).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(GoneError);
+    expect((refused as GoneError).status).toBe(410);
+    expect((refused as GoneError).message).toBe(
+      `The photos of job ${job.id} expired at 2026-11-29T08:00:00.000Z and are deleted, so it cannot be ` +
+        'retried; create a new job. Nothing was charged',
+    );
+    expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
+    expect(store.started).toEqual([]);
+    expect((await store.jobs.get(job.id))!.status).toBe('failed');
+  });
+
+  it('still retries a moment before the photos expire, though the bucket may keep them longer', async () => {
+    const { store, job } = await failedJob();
+    const result = await retryOwnJob({ ...store, clock: daysAfterCreation(job, 7 - 1 / DAY) }, owner, job.id);
+    expect(result.status).toBe(202);
+  });
+
+  it('answers 410 for a source no longer stored before its time, and reserves nothing', async () => {
+    const { store, job } = await failedJob();
+    store.bucket.clear();
+    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(/no longer stored/);
+    expect(store.balances.get('key_1')).toEqual({ available: 20, reserved: 0, usedTotal: 0 });
+    expect(store.started).toEqual([]);
+  });
+
+  it('answers 410 when the custom background is gone, though the photo is there', async () => {
+    const { store, job } = await failedJob();
+    const stored = (await store.jobs.get(job.id))!;
+    const withBackground = {
+      ...stored,
+      params: { ...stored.params, backgroundFileKey: 'sources/x/background.png' },
+    };
+    await store.jobs.update(stored, { ...withBackground, version: stored.version + 1 }, null);
+    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(GoneError);
   });
 
   it('refuses with 402 when the balance cannot cover the new reservation', async () => {
@@ -105,7 +162,7 @@ describe('retry', () => {
     await settleJob(store, { jobId: job.id, outcome: 'failure', failure: { Error: 'PlateNotFoundError' } });
     const other = aJob({ id: 'job_other' });
     await store.jobs.insert(other, reservationOf(other), null);
-    await expect(retryOwnJob(store, owner, job.id)).rejects.toThrow(/needs 5 credits/);
+    await expect(retryOwnJob(withSource(store), owner, job.id)).rejects.toThrow(/needs 5 credits/);
   });
 });
 

@@ -70,7 +70,9 @@ describe('deliverJobWebhook', () => {
       jobId: input.jobId,
       webhook: 'delivered',
     });
-    const body = JSON.stringify(jobEnvelope(finished(), { available: 95, reserved: 0, usedTotal: 0 }));
+    const body = JSON.stringify(
+      jobEnvelope(finished(), { available: 95, reserved: 0, usedTotal: 0 }, deps.clock.now()),
+    );
     expect(sent).toHaveLength(1);
     expect(sent[0]!.body).toBe(body);
     expect(sent[0]!.headers).toMatchObject({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NotFoundError, PlateNotFoundError } from '#core/errors.ts';
+import { GoneError, jobErrorFromFailure, NotFoundError, PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams, PlateFound } from '#core/jobs/job.ts';
 import type { ObjectStore } from '#core/ports.ts';
 import { type OperationResult, runInference } from '#core/use-cases/run-inference.ts';
@@ -79,5 +79,20 @@ describe('a plate left visible by a background operation', () => {
     expect([...t.stored.keys()]).toEqual(['sources/j.jpg']);
     // A side view (nothing looks like a plate) passes: there was nothing to hide.
     await expect(setup({ plates: [], plateHidden: true }).run({ requirePlate: true })).resolves.toBeDefined();
+  });
+});
+
+describe('a source photo that is no longer stored', () => {
+  it('fails the job as gone (410), never as an internal error, storing no result', async () => {
+    const t = setup({});
+    t.stored.delete('sources/j.jpg');
+    const failed = t.run().catch((error: unknown) => error);
+    expect(await failed).toBeInstanceOf(GoneError);
+    expect([...t.stored.keys()]).toEqual([]);
+    const cause = JSON.stringify({ errorType: 'GoneError', errorMessage: ((await failed) as Error).message });
+    expect(jobErrorFromFailure({ Error: 'GoneError', Cause: cause })).toEqual({
+      code: 410,
+      message: 'The photos of this job are no longer stored (expired or deleted); create a new job',
+    });
   });
 });

@@ -1,0 +1,37 @@
+import { GoneError, NotFoundError } from '../errors.ts';
+import { RESULT_TTL_DAYS, resultNames, resultsExpireAt } from '../jobs/expiry.ts';
+import type { Clock, JobRepository, ObjectStore } from '../ports.ts';
+import { storageKeys } from '../storage-layout.ts';
+
+export interface ResultLinkDeps {
+  jobs: Pick<JobRepository, 'get'>;
+  objects: Pick<ObjectStore, 'presignGet' | 'exists'>;
+  clock: Clock;
+}
+
+/**
+ * Where a result file can be downloaded (GET /results/{job_id}/{name}; no key: the job id is the capability).
+ * 1. A job that does not exist or did not succeed, or a name its output does not link to: 404.
+ * 2. From the job's `expires_at` on: 410, whether or not the bucket has removed the file yet.
+ * 3. A file no longer stored (its owner deleted it, DELETE /files): 410.
+ * 4. Otherwise a presigned link to the file, valid `lifetimeSeconds`.
+ */
+export async function resultLink(
+  deps: ResultLinkDeps,
+  jobId: string,
+  name: string,
+  lifetimeSeconds: number,
+): Promise<string> {
+  const job = await deps.jobs.get(jobId);
+  if (job?.status !== 'success' || !resultNames(job).includes(name))
+    throw new NotFoundError('No such result');
+  const expiresAt = resultsExpireAt(job);
+  if (expiresAt && Date.parse(expiresAt) <= deps.clock.now().getTime()) {
+    throw new GoneError(
+      `This result expired at ${expiresAt} and is deleted: results are kept ${RESULT_TTL_DAYS} days after the job finished`,
+    );
+  }
+  const key = storageKeys.result(jobId, name);
+  if (!(await deps.objects.exists(key))) throw new GoneError('This result is no longer stored');
+  return deps.objects.presignGet(key, lifetimeSeconds);
+}
