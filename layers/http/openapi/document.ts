@@ -36,6 +36,7 @@ import {
 } from '#core/limits/request.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 import {
+  DAY_SECONDS,
   formatByteCount,
   formatBytes,
   formatCount,
@@ -161,7 +162,8 @@ export const ERRORS = {
       value: {
         code: 410,
         message:
-          'This result expired at 2026-12-24T09:30:02.871Z and is deleted: results are kept 30 days after the job finished',
+          'This result expired at 2026-12-24T09:30:02.871Z and is deleted: results are kept ' +
+          `${formatDuration(RESULT_TTL_DAYS * DAY_SECONDS)} after the job finished`,
         result: false,
       },
     },
