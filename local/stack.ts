@@ -267,6 +267,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     topology.routes.map((route) => ({
       routeKey: route.routeKey,
       invoke: (event) => invokeFunction(route.functionId, event),
+      ...(route.timeoutMs ? { timeoutMs: route.timeoutMs } : {}),
     })),
     { ...options.rateLimits, cors: topology.cors },
   );

@@ -53,6 +53,19 @@ export class NotFoundError extends ServiceError {
   readonly code = 404;
 }
 
+/** A known path asked with a method it does not take; `allow` is sent as the `Allow` header (RFC 9110, 15.5.6). */
+export class MethodNotAllowedError extends ServiceError {
+  override readonly name: string = errorNames.MethodNotAllowedError;
+  readonly status = 405;
+  readonly code = 405;
+  readonly allow: readonly string[];
+
+  constructor(message: string, allow: readonly string[] = [], options?: { cause?: unknown }) {
+    super(message, options);
+    this.allow = allow;
+  }
+}
+
 export class ConflictError extends ServiceError {
   override readonly name: string = errorNames.ConflictError;
   readonly status = 409;
