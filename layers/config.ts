@@ -80,12 +80,57 @@ const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
-let cached: Config | undefined;
+/**
+ * The settings a deployment may tune, each with a default (README, "Tunables with defaults"). The construct
+ * sets none of them; locally every function takes them from `npm start`'s environment. The others name what
+ * the deployment wires (its table, bucket, workflows, bus, master key, region, the stand-ins' endpoints).
+ */
+export const TUNABLE_SETTINGS = [
+  'MAX_SOURCE_BYTES',
+  'MAX_PHOTO_BYTES',
+  'MAX_ARCHIVE_BYTES',
+  'MAX_JOBS_IN_FLIGHT',
+  'BATCH_CONCURRENCY',
+  'GUEST_TRIAL_CREDITS',
+  'GUEST_SESSIONS_PER_ADDRESS_PER_DAY',
+  'ALLOW_KEY_IN_QUERY',
+  'ALLOW_KEY_IN_FORM',
+  'OUTBOUND_TIMEOUT_MS',
+  'WEBHOOK_TIMEOUT_MS',
+  'INFERENCE_THREADS',
+  'LOG_FORMAT',
+  'OUTBOUND_ALLOW_LOOPBACK',
+] as const satisfies ReadonlyArray<keyof Config>;
 
-/** Parsed once per process; a misconfigured function fails at cold start with the names of the bad variables. */
+/**
+ * By environment object: in Lambda there is one (one function, one process), so this parses once per cold
+ * start. Where one process runs several functions, each with its own environment (the local stack), each
+ * gets its own configuration, parsed once.
+ */
+const parsed = new WeakMap<object, Config>();
+
+/** Parsed once per environment; a misconfigured function fails at cold start with the names of the bad variables. */
 export function config(): Config {
-  cached ??= parseConfig(process.env);
-  return cached;
+  const env = process.env;
+  let cfg = parsed.get(env);
+  if (!cfg) {
+    cfg = parseConfig(env);
+    parsed.set(env, cfg);
+  }
+  return cfg;
+}
+
+/**
+ * What `build` makes from the configuration, made once per configuration: once per cold start in Lambda, and
+ * once per function where one process runs several, so that no function uses another's clients or settings.
+ */
+export function oncePerConfig<T>(build: (cfg: Config) => T): () => T {
+  const built = new WeakMap<Config, T>();
+  return () => {
+    const cfg = config();
+    if (!built.has(cfg)) built.set(cfg, build(cfg));
+    return built.get(cfg)!;
+  };
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {

@@ -1,7 +1,14 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { ENDPOINTS } from '../functions/api/endpoints.ts';
+import {
+  methodsOf,
+  pageHandler,
+  pageRoutes,
+  type RouteEntry,
+  type RouteMethod,
+  routes,
+} from '../functions/api/endpoints.ts';
 import { errorNames } from '../layers/core/error-names.ts';
 import { API_PREFIX } from '../layers/core/jobs/envelope.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
@@ -17,38 +24,19 @@ export const stackNames = {
 
 export const apiPrefix = API_PREFIX;
 
-export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-
-export interface RouteEntry {
-  method: RouteMethod;
-  /** Full path including the `/api/v1` prefix, in API Gateway syntax (`{param}`). */
-  path: string;
-  /** Repo-relative path of the Lambda entry file. */
-  handler: string;
-}
-
 /**
- * Every HTTP route of the service under `/api/v1`: each endpoint's schema.ts states its routes
- * (functions/api/endpoints.ts lists them), and its folder's handler.ts serves them. The table drives both
- * the Lambda functions (one per handler file) and the API Gateway routes; the local server reads it back
- * from the synthesized template.
+ * The route table (every route under `/api/v1` and the static pages) lives beside the endpoints' own
+ * statements, so that the `$default` route's function reads the very table the routes are made from.
  */
-export const routes: readonly RouteEntry[] = Object.entries(ENDPOINTS).flatMap(([folder, contract]) =>
-  Object.keys(contract.operations).map((key) => {
-    const [method, path] = key.split(' ') as [RouteMethod, string];
-    return { method, path: `${apiPrefix}${path}`, handler: `functions/api/${folder}/handler.ts` };
-  }),
-);
+export { methodsOf, pageHandler, pageRoutes, type RouteEntry, type RouteMethod, routes };
 
-/** The web console and the API reference: static pages outside `/api/v1`, served by one function. */
-export const pageHandler = 'functions/api/get-page/handler.ts';
-export const pageRoutes: readonly RouteEntry[] = [
-  '/',
-  '/docs',
-  '/console/{file}',
-  '/docs/{file}',
-  '/docs/vendor/{file}',
-].map((path) => ({ method: 'GET', path, handler: pageHandler }));
+/** The `$default` route's function: an unknown path is 404, a known one with another method 405 with `Allow`. */
+export const noRouteFunction = {
+  handler: 'functions/api/no-route/handler.ts',
+  memoryMiB: 256,
+  // It reads no body and calls nothing: a second is already generous.
+  timeoutSeconds: 5,
+} as const;
 
 /**
  * Files a function reads at run time, copied beside its bundle when it is built from the sources (source

@@ -3,45 +3,27 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import {
+  API_GATEWAY_PAYLOAD_BYTES,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_DRAINED_BODY_BYTES,
   MAX_HEADER_BYTES,
-  MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
 } from '#core/limits/request.ts';
+import { type RouteTable, routeTable } from '#http/routes.ts';
 import { type StageThrottle, stageThrottle } from './stage-throttle.ts';
 
+/** An HTTP API's longest wait for an integration (its quota; the template may set less, `TimeoutInMillis`). */
+export const INTEGRATION_TIMEOUT_MS = 30_000;
+
+/** The route every request no other route takes; without one API Gateway answers 404 itself. */
+export const DEFAULT_ROUTE = '$default';
+
 export interface LocalRoute {
+  /** `METHOD /path`, or `$default`. */
   routeKey: string;
   invoke(event: APIGatewayProxyEventV2): Promise<unknown>;
-}
-
-interface CompiledRoute extends LocalRoute {
-  method: string;
-  pattern: RegExp;
-  params: string[];
-  literalSegments: number;
-}
-
-function compile(route: LocalRoute): CompiledRoute {
-  const [method, path] = route.routeKey.split(' ') as [string, string];
-  const params: string[] = [];
-  const segments = path.split('/').filter(Boolean);
-  const source = segments
-    .map((segment) => {
-      const param = segment.match(/^\{(.+?)(\+)?\}$/);
-      if (!param) return `/${segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`;
-      params.push(param[1]!);
-      return param[2] ? '/(.+)' : '/([^/]+)';
-    })
-    .join('');
-  return {
-    ...route,
-    method,
-    pattern: new RegExp(`^${source}/?$`),
-    params,
-    literalSegments: segments.filter((segment) => !segment.startsWith('{')).length,
-  };
+  /** How long API Gateway waits for the integration; default INTEGRATION_TIMEOUT_MS. */
+  timeoutMs?: number;
 }
 
 const TEXT_TYPES = /^(text\/|application\/(json|.+\+json|x-www-form-urlencoded|xml|javascript))/i;
@@ -49,10 +31,33 @@ const TEXT_TYPES = /^(text\/|application\/(json|.+\+json|x-www-form-urlencoded|x
 const errorBody = (code: number, message: string) => ({ code, message, result: false });
 
 /**
+ * What API Gateway answers itself, in its own shape rather than the spec's: a client of a deployment gets
+ * these, so the local gateway answers them word for word.
+ */
+const apiGatewayAnswers = {
+  /** No route matches and the API has no `$default` route. */
+  notFound: [404, 'Not Found'],
+  /** Over the 10 MB payload quota, or an event over Lambda's 6 MB invoke payload. */
+  tooLarge: [413, 'Request Entity Too Large'],
+  /** The function failed, timed out, or answered something that is no response. */
+  internal: [500, 'Internal Server Error'],
+  /** The integration did not answer within its timeout (30 s at most). */
+  timeout: [503, 'Service Unavailable'],
+  /** The stage is over its throttle, shared by every client. */
+  throttled: [429, 'Too Many Requests'],
+} as const;
+
+function answerAsApiGateway(res: ServerResponse, answer: keyof typeof apiGatewayAnswers) {
+  const [status, message] = apiGatewayAnswers[answer];
+  send(res, status, { message });
+}
+
+/**
  * A node:http server that behaves like an HTTP API (payload format 2.0) in front of Lambda, and that no
- * client can stop: every path through it ends in a response with the spec's error body, a refusal is sent
- * only once the request's body has been read (so the client sees it, not a broken pipe, and the
- * connection stays usable), and nothing a request does can throw out of the listener.
+ * client can stop: every path through it ends in a response (API Gateway's own answers in its shape, the
+ * rest from the functions), a refusal is sent only once the request's body has been read (so the client
+ * sees it, not a broken pipe, and the connection stays usable), and nothing a request does can throw out of
+ * the listener.
  */
 export function createApiServer(routes: LocalRoute[], options: GatewayOptions = {}): http.Server {
   const listener = apiGatewayListener(routes, options);
@@ -62,9 +67,9 @@ export function createApiServer(routes: LocalRoute[], options: GatewayOptions = 
   server.keepAliveTimeout = 65_000;
   // A request announcing a body we would refuse is refused before the client sends it.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    if (declaredLength(req) > MAX_INLINE_BODY_BYTES) {
+    if (declaredLength(req) > API_GATEWAY_PAYLOAD_BYTES) {
       res.shouldKeepAlive = false;
-      send(res, 413, errorBody(413, tooLargeMessage()));
+      answerAsApiGateway(res, 'tooLarge');
       return;
     }
     res.writeContinue();
@@ -135,25 +140,31 @@ function applyCors(cors: CorsConfiguration, req: IncomingMessage, res: ServerRes
 
 /** The request listener alone (createApiServer adds the parts that live on the server). */
 export function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions = {}) {
-  const compiled = routes.map(compile).sort((a, b) => b.literalSegments - a.literalSegments);
+  const byKey = new Map(routes.map((route) => [route.routeKey, route]));
+  const table = routeTable(routes.map((route) => route.routeKey).filter((key) => key !== DEFAULT_ROUTE));
   const stage = options.throttle ? stageThrottle(options.throttle) : null;
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (options.cors && applyCors(options.cors, req, res)) return;
     // API Gateway's own answer, in its shape: the stage is shared, so this is not a client's own limit
     // (that is the functions', in the spec's error body: layers/core/use-cases/admit-request.ts).
     if (stage && !stage.admit()) {
-      afterBody(req, res, () => send(res, 429, { message: 'Too Many Requests' }));
+      afterBody(req, res, () => answerAsApiGateway(res, 'throttled'));
       return;
     }
-    handle(compiled, req, res).catch((error: unknown) => {
+    handle(table, byKey, req, res).catch((error: unknown) => {
       console.error('[api] request failed in the gateway:', error);
-      if (!res.headersSent) refuse(req, res, 500, 'Internal error');
+      if (!res.headersSent) answerAsApiGateway(res, 'internal');
       else res.destroy();
     });
   };
 }
 
-async function handle(compiled: CompiledRoute[], req: IncomingMessage, res: ServerResponse) {
+async function handle(
+  table: RouteTable,
+  routes: Map<string, LocalRoute>,
+  req: IncomingMessage,
+  res: ServerResponse,
+) {
   const target = req.url ?? '/';
   if (Buffer.byteLength(target) > MAX_URL_BYTES) {
     return refuse(
@@ -170,42 +181,62 @@ async function handle(compiled: CompiledRoute[], req: IncomingMessage, res: Serv
     return refuse(req, res, 400, 'The request target is not a valid path');
   }
   const method = (req.method ?? 'GET').toUpperCase();
-  const candidates = compiled.filter((route) => route.pattern.test(url.pathname));
-  const route = candidates.find((candidate) => candidate.method === method || candidate.method === 'ANY');
-  if (!route) {
-    if (candidates.length === 0) return refuse(req, res, 404, `No route ${url.pathname}`);
-    const allow = [...new Set(candidates.map((candidate) => candidate.method))].join(', ');
-    return refuse(req, res, 405, `${method} is not allowed on ${url.pathname}; use ${allow}`, { allow });
-  }
-  const match = url.pathname.match(route.pattern)!;
-  const values = route.params.map((_, i) => safeDecode(match[i + 1]!));
   const body = await readBody(req, res);
-  if (body === 'too-large') return send(res, 413, errorBody(413, tooLargeMessage()));
+  if (body === 'too-large') return answerAsApiGateway(res, 'tooLarge');
   if (body === 'aborted') return;
+  const match = table.match(method, url.pathname);
+  const route = match ? routes.get(match.routeKey)! : routes.get(DEFAULT_ROUTE);
+  if (!route) return answerAsApiGateway(res, 'notFound');
+  const rawParameters = match?.rawParameters ?? {};
+  const pathParameters = Object.fromEntries(
+    Object.entries(rawParameters).map(([name, value]) => [name, safeDecode(value)]),
+  );
   // A parameter that is not valid percent-encoding names no resource.
-  if (values.some((value) => value === null)) return send(res, 404, errorBody(404, 'Not found'));
-  const pathParameters = Object.fromEntries(route.params.map((name, i) => [name, values[i]!]));
-  const event = toEvent(req, url, route, pathParameters, body);
-  let result: unknown;
-  try {
-    result = await route.invoke(event);
-  } catch (error) {
-    // What API Gateway answers when the function itself crashes, in the spec's words.
-    console.error(`[api] ${route.routeKey} crashed:`, error);
-    return send(res, 500, errorBody(500, 'Internal error'));
+  if (Object.values(pathParameters).some((value) => value === null))
+    return send(res, 404, errorBody(404, 'Not found'));
+  const event = toEvent(req, url, route.routeKey, pathParameters as Record<string, string>, body);
+  // Lambda refuses an invoke payload over 6 MB, and API Gateway answers the refusal as too large.
+  if (Buffer.byteLength(JSON.stringify(event)) > LAMBDA_INVOKE_PAYLOAD_BYTES)
+    return answerAsApiGateway(res, 'tooLarge');
+  const outcome = await invokeWithin(route, event);
+  if (outcome.kind === 'timeout') {
+    console.error(`[api] ${route.routeKey} did not answer within ${outcome.ms} ms`);
+    return answerAsApiGateway(res, 'timeout');
+  }
+  if (outcome.kind === 'failed') {
+    console.error(`[api] ${route.routeKey} failed:`, outcome.error);
+    return answerAsApiGateway(res, 'internal');
   }
   // Lambda refuses a synchronous response over 6 MB (Function.ResponseSizeTooLarge), and API Gateway
   // answers that failed invocation with a 500.
-  const resultBytes = Buffer.byteLength(JSON.stringify(result ?? null));
+  const resultBytes = Buffer.byteLength(JSON.stringify(outcome.result ?? null));
   if (resultBytes > LAMBDA_INVOKE_PAYLOAD_BYTES) {
     console.error(`[api] ${route.routeKey} answered ${resultBytes} bytes, over Lambda's 6 MB response limit`);
-    return send(res, 500, errorBody(500, 'Internal error'));
+    return answerAsApiGateway(res, 'internal');
   }
-  writeResult(res, result);
+  writeResult(res, outcome.result);
 }
 
-const tooLargeMessage = () =>
-  `The request body is larger than ${MAX_INLINE_BODY_BYTES} bytes (limit: inline body); send larger photos by url`;
+type Outcome =
+  | { kind: 'answered'; result: unknown }
+  | { kind: 'failed'; error: unknown }
+  | { kind: 'timeout'; ms: number };
+
+/** API Gateway stops waiting at the integration's timeout; the function itself runs on, as it does in AWS. */
+function invokeWithin(route: LocalRoute, event: APIGatewayProxyEventV2): Promise<Outcome> {
+  const ms = route.timeoutMs ?? INTEGRATION_TIMEOUT_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Outcome>((resolve) => {
+    timer = setTimeout(() => resolve({ kind: 'timeout', ms }), ms);
+  });
+  const invoked = Promise.resolve()
+    .then(() => route.invoke(event))
+    .then(
+      (result): Outcome => ({ kind: 'answered', result }),
+      (error: unknown): Outcome => ({ kind: 'failed', error }),
+    );
+  return Promise.race([invoked, timeout]).finally(() => clearTimeout(timer));
+}
 
 function safeDecode(value: string): string | null {
   try {
@@ -221,7 +252,7 @@ function declaredLength(req: IncomingMessage): number {
 }
 
 /**
- * Read the whole body. Past MAX_INLINE_BODY_BYTES the rest is read and dropped, so the 413 reaches a
+ * Read the whole body. Past API_GATEWAY_PAYLOAD_BYTES the rest is read and dropped, so the 413 reaches a
  * client that is still sending; past MAX_DRAINED_BODY_BYTES (or when the declared length is already
  * beyond it) reading stops and the connection is closed after the 413.
  */
@@ -242,13 +273,13 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | '
     }
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size <= MAX_INLINE_BODY_BYTES) chunks.push(chunk);
+      if (size <= API_GATEWAY_PAYLOAD_BYTES) chunks.push(chunk);
       else if (size > MAX_DRAINED_BODY_BYTES) {
         stopReading(req, res);
         settle('too-large');
       }
     });
-    req.on('end', () => settle(size > MAX_INLINE_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
+    req.on('end', () => settle(size > API_GATEWAY_PAYLOAD_BYTES ? 'too-large' : Buffer.concat(chunks)));
     req.on('error', () => settle('aborted'));
     req.on('aborted', () => settle('aborted'));
   });
@@ -289,7 +320,7 @@ function afterBody(req: IncomingMessage, res: ServerResponse, answer: () => void
 function toEvent(
   req: IncomingMessage,
   url: URL,
-  route: CompiledRoute,
+  routeKey: string,
   pathParameters: Record<string, string>,
   body: Buffer,
 ): APIGatewayProxyEventV2 {
@@ -309,13 +340,13 @@ function toEvent(
     .filter(Boolean);
   return {
     version: '2.0',
-    routeKey: route.routeKey,
+    routeKey,
     rawPath: url.pathname,
     rawQueryString: url.search.slice(1),
     ...(cookies?.length ? { cookies } : {}),
     headers,
     ...(Object.keys(query).length ? { queryStringParameters: query } : {}),
-    ...(route.params.length ? { pathParameters } : {}),
+    ...(Object.keys(pathParameters).length ? { pathParameters } : {}),
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',
@@ -329,7 +360,7 @@ function toEvent(
         userAgent: headers['user-agent'] ?? '',
       },
       requestId: randomUUID(),
-      routeKey: route.routeKey,
+      routeKey,
       stage: '$default',
       time: now.toUTCString(),
       timeEpoch: now.getTime(),

@@ -1,6 +1,7 @@
 import { availableParallelism, totalmem } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { errorNames } from '#core/error-names.ts';
+import { functionTimedOut } from './lambda-runtime.ts';
 
 interface Run {
   id: number;
@@ -13,9 +14,6 @@ interface PoolWorker {
   worker: Worker;
   run: Run | null;
 }
-
-/** How Step Functions names an unhandled Lambda failure, a function timeout among them. */
-export const FUNCTION_FAILED = 'Lambda.Unknown';
 
 /** What one worker holds once every model is loaded (measured: about 1.2 GB), with room to spare. */
 const MEMORY_PER_WORKER = 2 * 1024 ** 3;
@@ -51,6 +49,8 @@ export function inferencePool(options: {
   handler: string;
   functionName: string;
   timeoutSeconds: number;
+  /** The function's environment: its workers' `process.env`, as an instance's in Lambda (read at each spawn). */
+  environment?: () => Record<string, string>;
 }) {
   const workers: PoolWorker[] = [];
   const waiting: Array<{
@@ -70,6 +70,7 @@ export function inferencePool(options: {
         functionName: options.functionName,
         timeoutSeconds: options.timeoutSeconds,
       },
+      ...(options.environment ? { env: options.environment() } : {}),
     });
     const entry: PoolWorker = { worker, run: null };
     const finish = (id: number, outcome: (run: Run) => void) => {
@@ -124,7 +125,7 @@ export function inferencePool(options: {
         const ended = entry.worker.terminate();
         ending.add(ended);
         void ended.finally(() => ending.delete(ended));
-        reject(named(FUNCTION_FAILED, `Task timed out after ${options.timeoutSeconds.toFixed(2)} seconds`));
+        reject(functionTimedOut(options.timeoutSeconds));
         pump();
       }, options.timeoutSeconds * 1000);
       entry.run = { id, resolve, reject, timer };

@@ -60,28 +60,106 @@ runtimeGlobals.awslambda.InvokeStore ??= invokeStore;
  */
 const CALLER_KEY = Symbol('callerAccessKeyId');
 const LOCAL_CALLER = Symbol.for('photo-jobs.local.caller-access-key');
-(globalThis as { [LOCAL_CALLER]?: () => string | undefined })[LOCAL_CALLER] = () =>
-  invocations.getStore()?.[CALLER_KEY] as string | undefined;
+/** Invocations past their function's timeout, by request id: their calls sign with a key no role has. */
+const expired = new Set<string>();
+(globalThis as { [LOCAL_CALLER]?: () => string | undefined })[LOCAL_CALLER] = () => {
+  const store = invocations.getStore();
+  const caller = store?.[CALLER_KEY] as string | undefined;
+  return caller && expired.has(store?.[REQUEST_ID] as string) ? `${caller}-timed-out` : caller;
+};
 
-/** Each invocation runs in its own store, acting as its function (whose logical id is its access key id). */
+/**
+ * Each function's environment, as Lambda gives each function its own process with the variables of its
+ * template entry. Here every function shares one process, so `process.env` reads the current invocation's
+ * environment: inside an invocation (and a handler module's first import) the function's own, elsewhere
+ * (the stack itself, the CLI, a test seeding data) the process's. Deployed code reads `process.env` as in
+ * Lambda; layers/config.ts parses each environment once.
+ */
+const FUNCTION_ENV = Symbol('functionEnvironment');
+const PROCESS_ENV_SCOPED = Symbol.for('photo-jobs.local.process-env-scoped');
+const runtimeProcess = process as NodeJS.Process & { [PROCESS_ENV_SCOPED]?: true };
+if (!runtimeProcess[PROCESS_ENV_SCOPED]) {
+  let processEnv = process.env;
+  Object.defineProperty(process, 'env', {
+    configurable: true,
+    enumerable: true,
+    get: () => (invocations.getStore()?.[FUNCTION_ENV] as NodeJS.ProcessEnv | undefined) ?? processEnv,
+    set: (value: NodeJS.ProcessEnv) => {
+      processEnv = value;
+    },
+  });
+  runtimeProcess[PROCESS_ENV_SCOPED] = true;
+}
+
+/** How Step Functions names an unhandled Lambda failure, a function timeout among them. */
+export const FUNCTION_FAILED = 'Lambda.Unknown';
+
+/** Lambda's failure of a run past the function's timeout, as the invoke (and Step Functions) sees it. */
+export const functionTimedOut = (timeoutSeconds: number): Error =>
+  Object.assign(new Error(`Task timed out after ${timeoutSeconds.toFixed(2)} seconds`), {
+    name: FUNCTION_FAILED,
+  });
+
+/**
+ * Each invocation runs in its own store, acting as its function (whose logical id is its access key id),
+ * with its function's environment when one is given.
+ */
 const inInvocation =
-  (handler: Handler): Handler =>
+  (handler: Handler, environment?: Record<string, string>): Handler =>
   (event, context) =>
-    invocations.run({ [REQUEST_ID]: context.awsRequestId, [CALLER_KEY]: context.functionName }, () =>
-      handler(event, context),
+    invocations.run(
+      {
+        [REQUEST_ID]: context.awsRequestId,
+        [CALLER_KEY]: context.functionName,
+        ...(environment ? { [FUNCTION_ENV]: environment } : {}),
+      },
+      () => handler(event, context),
     );
 
 const modules = new Map<string, Promise<Handler>>();
 
-/** Import a handler module once, as Lambda does per container, from its repo-relative (or absolute) path. */
-export function loadHandler(repoRoot: string, handlerPath: string): Promise<Handler> {
+/**
+ * Import a handler module once, as Lambda does per container, from its repo-relative (or absolute) path.
+ * `environment`: the function's variables, which its init and every invocation see as `process.env`.
+ */
+export function loadHandler(
+  repoRoot: string,
+  handlerPath: string,
+  environment?: Record<string, string>,
+): Promise<Handler> {
   let loaded = modules.get(handlerPath);
   if (!loaded) {
-    loaded = import(pathToFileURL(path.resolve(repoRoot, handlerPath)).href).then((module) => {
+    const url = pathToFileURL(path.resolve(repoRoot, handlerPath)).href;
+    const imported = environment
+      ? invocations.run({ [FUNCTION_ENV]: environment }, () => import(url))
+      : import(url);
+    loaded = imported.then((module) => {
       if (typeof module.handler !== 'function') throw new Error(`${handlerPath} exports no handler`);
-      return inInvocation(module.handler as Handler);
+      return inInvocation(module.handler as Handler, environment);
     });
     modules.set(handlerPath, loaded);
   }
   return loaded;
+}
+
+/**
+ * One invocation that Lambda ends at the function's timeout: the invoke fails as `Lambda.Unknown`, "Task
+ * timed out after … seconds". A run in this process cannot be stopped, so from then on its calls to the
+ * stand-ins sign with a key no role has, and are refused (with IAM enforced): what it would write after its
+ * timeout does not land, as in Lambda, where its instance is gone.
+ */
+export function invokeWithin(
+  handler: Handler,
+  event: unknown,
+  context: Context,
+  timeoutSeconds: number,
+): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      expired.add(context.awsRequestId);
+      reject(functionTimedOut(timeoutSeconds));
+    }, timeoutSeconds * 1000);
+  });
+  return Promise.race([handler(event, context), timedOut]).finally(() => clearTimeout(timer));
 }

@@ -5,12 +5,20 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { Clock } from '#core/ports.ts';
+import { MASTER_KEY_PARAMETER } from '../lib/stacks/service-stack.ts';
 import { createApiServer } from './api-gateway.ts';
 import { startLocalDynamo } from './dynamodb.ts';
 import { startLocalEventBridge } from './eventbridge.ts';
-import { iamAuthorizer, type LocalNames, localStateMachineArn, readPolicies } from './iam.ts';
+import { functionEnvironment } from './function-environment.ts';
+import {
+  iamAuthorizer,
+  intrinsicResolver,
+  type LocalNames,
+  localStateMachineArn,
+  readPolicies,
+} from './iam.ts';
 import { defaultInferenceWorkers, inferencePool } from './inference-pool.ts';
-import { lambdaContext, loadHandler } from './lambda-runtime.ts';
+import { invokeWithin, lambdaContext, loadHandler } from './lambda-runtime.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
 import { type LocalFunction, readAssemblyTemplates, readTopology } from './template.ts';
@@ -178,7 +186,8 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       path.join(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-'))), 'events.jsonl'),
   });
 
-  // Configuration reaches handlers only through the environment, exactly as in Lambda.
+  // The process's own environment: what the stack and callers outside any function (the CLI's use cases,
+  // a test seeding data) read. Each function reads its own instead (environmentOf, below).
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_TABLE,
     BUCKET_NAME: LOCAL_BUCKET,
@@ -203,6 +212,21 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     ...options.env,
   });
 
+  const resolver = intrinsicResolver([templates.data, templates.service], names, {
+    // As `cdk deploy --parameters` would give it.
+    [MASTER_KEY_PARAMETER]: options.masterKeySha256,
+  });
+  const environments = new Map<string, Record<string, string>>();
+  /** Made at a function's first use (or at start, below), when every stand-in listens. */
+  const environmentOf = (fn: LocalFunction): Record<string, string> => {
+    let environment = environments.get(fn.logicalId);
+    if (!environment) {
+      environment = functionEnvironment(fn, resolver.resolve, process.env, options.env);
+      environments.set(fn.logicalId, environment);
+    }
+    return environment;
+  };
+
   const imageFunction = [...topology.functions.values()].find((fn) => fn.image);
   const pool = imageFunction
     ? inferencePool({
@@ -211,6 +235,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         handler: await modulePath(imageFunction),
         functionName: imageFunction.logicalId,
         timeoutSeconds: imageFunction.timeoutSeconds,
+        environment: () => environmentOf(imageFunction),
       })
     : null;
   // In Lambda every invocation has an instance, and so a CPU, to itself. Here all share one process: 200
@@ -231,10 +256,10 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     const fn = topology.functions.get(functionId);
     if (!fn) throw new Error(`No function ${functionId} in the template`);
     if (fn.image && pool) return pool.invoke(payload, started);
-    const handler = await loadHandler(REPO_ROOT, await modulePath(fn));
+    const handler = await loadHandler(REPO_ROOT, await modulePath(fn), environmentOf(fn));
     return instancesOf(functionId)(() => {
       started?.();
-      return handler(payload, lambdaContext(functionId, fn.timeoutSeconds));
+      return invokeWithin(handler, payload, lambdaContext(functionId, fn.timeoutSeconds), fn.timeoutSeconds);
     });
   };
 
@@ -250,6 +275,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     authorize,
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
+  // Every stand-in listens now: each function's environment is made, so that a variable the stack cannot
+  // resolve stops the start rather than a request.
+  for (const fn of topology.functions.values()) environmentOf(fn);
   sfn.resume();
 
   // The sweeper of stuck work runs at start and every minute here (every 5 minutes in AWS).
@@ -272,6 +300,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     topology.routes.map((route) => ({
       routeKey: route.routeKey,
       invoke: (event) => invokeFunction(route.functionId, event),
+      ...(route.timeoutMs ? { timeoutMs: route.timeoutMs } : {}),
     })),
     { cors: topology.cors, throttle: topology.throttle },
   );

@@ -10,7 +10,8 @@ import type { StageThrottle } from './stage-throttle.ts';
 /** What the embedded stack needs from the synthesized CloudFormation, so that it follows the CDK app exactly. */
 export interface LocalTopology {
   functions: Map<string, LocalFunction>;
-  routes: Array<{ routeKey: string; functionId: string }>;
+  /** `timeoutMs`: the integration's `TimeoutInMillis`, when the template sets one. */
+  routes: Array<{ routeKey: string; functionId: string; timeoutMs?: number }>;
   stateMachines: Array<{ logicalId: string; name?: string; definition: Record<string, unknown> }>;
   tables: CreateTableCommandInput[];
   /** The HTTP API's CORS configuration; null without one. */
@@ -28,6 +29,8 @@ export interface LocalFunction {
   /** Container-image functions run the models: locally they go to the worker pool. */
   image: boolean;
   timeoutSeconds: number;
+  /** `Environment.Variables` as the template has them, intrinsics unresolved (the local stack resolves them). */
+  environment: Record<string, unknown>;
   /** Hash of the zip asset (`asset.<hash>/index.mjs` in the cloud assembly) when the synth bundled it. */
   assetHash?: string;
 }
@@ -96,7 +99,7 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
     ...templates.map((template) => (template as Template).Resources ?? {}),
   ) as Record<string, Resource>;
   const functions = new Map<string, LocalFunction>();
-  const integrations = new Map<string, string>();
+  const integrations = new Map<string, { functionId: string; timeoutMs?: number }>();
   const topology: LocalTopology = {
     functions,
     routes: [],
@@ -118,6 +121,7 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
         handler: resource.Metadata['photo-jobs:handler'] as string,
         image: props.PackageType === 'Image',
         timeoutSeconds: props.Timeout ?? 3,
+        environment: props.Environment?.Variables ?? {},
         ...(typeof props.Code?.S3Key === 'string'
           ? { assetHash: props.Code.S3Key.replace(/\.zip$/, '') }
           : {}),
@@ -134,7 +138,8 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
       topology.lifecycle.push(...expirationRules(props.LifecycleConfiguration));
     } else if (resource.Type === 'AWS::ApiGatewayV2::Integration') {
       const functionId = referencedId(props.IntegrationUri);
-      if (functionId) integrations.set(logicalId, functionId);
+      const timeoutMs = typeof props.TimeoutInMillis === 'number' ? props.TimeoutInMillis : undefined;
+      if (functionId) integrations.set(logicalId, { functionId, ...(timeoutMs ? { timeoutMs } : {}) });
     } else if (resource.Type === 'AWS::StepFunctions::StateMachine') {
       const definition = JSON.parse(String(resolve(props.DefinitionString)));
       topology.stateMachines.push({
@@ -159,9 +164,9 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
   for (const resource of Object.values(resources)) {
     if (resource.Type !== 'AWS::ApiGatewayV2::Route') continue;
     const integrationId = referencedId(resource.Properties?.Target);
-    const functionId = integrationId ? integrations.get(integrationId) : undefined;
-    if (functionId && functions.has(functionId)) {
-      topology.routes.push({ routeKey: resource.Properties!.RouteKey, functionId });
+    const integration = integrationId ? integrations.get(integrationId) : undefined;
+    if (integration && functions.has(integration.functionId)) {
+      topology.routes.push({ routeKey: resource.Properties!.RouteKey, ...integration });
     }
   }
   return topology;

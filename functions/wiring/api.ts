@@ -2,7 +2,7 @@ import { awsClients } from '#aws/clients.ts';
 import { masterKeyLoader } from '#aws/master-key.ts';
 import { countedWebhookSender, logger } from '#aws/observability.ts';
 import { bucketAdapters, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
-import { type Config, config } from '#config';
+import { type Config, config, oncePerConfig } from '#config';
 import type { Caller } from '#core/keys/caller.ts';
 import { verifiedKeys } from '#core/keys/verified-keys.ts';
 import { openUpload } from '#core/use-cases/uploads.ts';
@@ -76,16 +76,8 @@ export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
 
 export type ApiWiring = ReturnType<typeof apiWiring>;
 
-let instance: ApiWiring | undefined;
 /** Built on first use, once per cold start: importing a handler never reads configuration. */
-export const deps = (): ApiWiring => {
-  instance ??= apiWiring();
-  return instance;
-};
+export const deps: () => ApiWiring = oncePerConfig((cfg) => apiWiring(cfg));
 
-let batches: ReturnType<typeof withBatchHooks<ApiWiring>> | undefined;
 /** `deps()` plus the hooks batches add (batch.ts). */
-export const batchDeps = () => {
-  batches ??= withBatchHooks(deps());
-  return batches;
-};
+export const batchDeps = oncePerConfig(() => withBatchHooks(deps()));

@@ -1,7 +1,7 @@
 import { dynamodbClient, eventbridgeClient, s3Client, sfnClient } from '#aws/clients.ts';
 import { countedWebhookSender } from '#aws/observability.ts';
 import { bucketAdapters, eventsAdapter, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
-import { config } from '#config';
+import { type Config, oncePerConfig } from '#config';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { withBatchHooks } from './batch.ts';
 
@@ -10,47 +10,34 @@ import { withBatchHooks } from './batch.ts';
  * its role allows: no bucket for any of them, the workflow only for settlement (a batch's next item),
  * the event bus only for the webhook task.
  */
-const once = <T>(build: () => T): (() => T) => {
-  let value: T | undefined;
-  return () => {
-    value ??= build();
-    return value;
-  };
-};
-
-const webhookSender = () => {
-  const cfg = config();
+const webhookSender = (cfg: Config) => {
   return countedWebhookSender(
     httpWebhookSender({ allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK, timeoutMs: cfg.WEBHOOK_TIMEOUT_MS }),
   );
 };
 
-export const prepareDeps = once(() => {
-  const cfg = config();
+export const prepareDeps = oncePerConfig((cfg) => {
   const { jobs } = tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) });
   return { jobs, clock: systemClock };
 });
 
 /** The table, the webhook sender and the clock: what every task but preparation starts from. */
-const tableTask = (cfg: ReturnType<typeof config>) => ({
+const tableTask = (cfg: Config) => ({
   ...tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) }),
-  webhooks: webhookSender(),
+  webhooks: webhookSender(cfg),
   clock: systemClock,
 });
 
-export const settleDeps = once(() => {
-  const cfg = config();
+export const settleDeps = oncePerConfig((cfg) => {
   return withBatchHooks({ ...tableTask(cfg), ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }) });
 });
 
-export const deliverDeps = once(() => {
-  const cfg = config();
+export const deliverDeps = oncePerConfig((cfg) => {
   return { ...tableTask(cfg), ...eventsAdapter(cfg, { eventbridge: eventbridgeClient(cfg) }) };
 });
 
 /** The archive workflow's task: a batch's archive in, its photos and items out, or its download built. */
-export const archiveDeps = once(() => {
-  const cfg = config();
+export const archiveDeps = oncePerConfig((cfg) => {
   return withBatchHooks({
     ...tableTask(cfg),
     ...bucketAdapters(cfg, { s3: s3Client(cfg) }),

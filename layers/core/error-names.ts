@@ -10,6 +10,7 @@ export const errorNames = {
   ForbiddenError: 'ForbiddenError',
   InsufficientCreditsError: 'InsufficientCreditsError',
   NotFoundError: 'NotFoundError',
+  MethodNotAllowedError: 'MethodNotAllowedError',
   ConflictError: 'ConflictError',
   GoneError: 'GoneError',
   PayloadTooLargeError: 'PayloadTooLargeError',

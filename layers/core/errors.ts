@@ -28,6 +28,7 @@ export const FAILURES = {
   InsufficientCreditsError: failure(402),
   ForbiddenError: failure(403),
   NotFoundError: failure(404),
+  MethodNotAllowedError: failure(405),
   ConflictError: failure(409),
   JobCancelledError: failure(409),
   GoneError: failure(410),
@@ -88,6 +89,17 @@ export class InsufficientCreditsError extends ServiceError {
 
 export class NotFoundError extends ServiceError {
   override readonly name: ErrorName = errorNames.NotFoundError;
+}
+
+/** A known path asked with a method it does not take; `allow` is sent as the `Allow` header (RFC 9110, 15.5.6). */
+export class MethodNotAllowedError extends ServiceError {
+  override readonly name: ErrorName = errorNames.MethodNotAllowedError;
+  readonly allow: readonly string[];
+
+  constructor(message: string, allow: readonly string[] = [], options?: { cause?: unknown }) {
+    super(message, options);
+    this.allow = allow;
+  }
 }
 
 export class ConflictError extends ServiceError {

@@ -1,6 +1,12 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
-import { NotFoundError, ServiceError, TooManyRequestsError, UnauthorizedError } from '#core/errors.ts';
+import {
+  MethodNotAllowedError,
+  NotFoundError,
+  ServiceError,
+  TooManyRequestsError,
+  UnauthorizedError,
+} from '#core/errors.ts';
 import { hashSecret, keyIdOf } from '#core/keys/api-key.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { VerifiedKeys } from '#core/keys/verified-keys.ts';
@@ -23,7 +29,13 @@ const ID_CHARS = /^[A-Za-z0-9_.-]+$/;
 
 export type AuthMode = 'key' | 'key-or-guest' | 'none';
 
-export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'> {
+/** What a stack that reads no body and authenticates no one needs: where errors are logged. */
+export interface BodilessStackDeps {
+  /** Where an error the client is not told about goes (the function's structured log). */
+  logger: ErrorLog;
+}
+
+export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'>, BodilessStackDeps {
   maxBodyBytes: number;
   /** The master key's sha256, loaded once (it may live in Secrets Manager or SSM); `null`: none. */
   masterKey(): Promise<string | null>;
@@ -44,15 +56,28 @@ export interface ErrorLog {
  * `context.body`, authenticates the caller onto `context.caller`, adds a new guest session's cookie,
  * and turns every thrown error into the spec's error body, so handlers only ever throw.
  */
-export function httpStack(options: {
-  auth: AuthMode;
-  deps: () => HttpStackDeps;
-  /** Whether a request without key or session opens a guest session (job creation only). */
-  opensGuestSession?: boolean;
-}): MiddlewareObj<HttpEvent, HttpResult, Error, HttpContext> {
+export function httpStack(
+  options:
+    | {
+        auth: AuthMode;
+        deps: () => HttpStackDeps;
+        /** Whether a request without key or session opens a guest session (job creation only). */
+        opensGuestSession?: boolean;
+      }
+    | {
+        /** A public answer that no body can change (the `$default` route's): the body is not read. */
+        auth: 'none';
+        body: 'ignored';
+        deps: () => BodilessStackDeps;
+      },
+): MiddlewareObj<HttpEvent, HttpResult, Error, HttpContext> {
   return {
     name: 'http-stack',
     async before(request) {
+      if ('body' in options) {
+        request.context.body = { fields: {}, files: {} };
+        return;
+      }
       // An id of any length or spelling that we could never have issued names nothing: 404, before any
       // lookup (a 2 KB id would otherwise reach DynamoDB as an invalid key and come back as a 500).
       for (const value of Object.values(request.event.pathParameters ?? {})) {
@@ -118,7 +143,8 @@ export function errorResponse(error: unknown, log: ErrorLog): HttpResult {
     if (!error.expose || error.status >= 500) log.error('request failed', error);
     const retryAfter =
       error instanceof TooManyRequestsError ? { 'retry-after': String(error.retryAfterSeconds) } : undefined;
-    return json(error.status, errorBody(error.code, message), retryAfter);
+    const allow = error instanceof MethodNotAllowedError ? { allow: error.allow.join(', ') } : undefined;
+    return json(error.status, errorBody(error.code, message), { ...retryAfter, ...allow });
   }
   log.error('request failed', error instanceof Error ? error : new Error(String(error)));
   return json(500, errorBody(500, 'Internal error'));

@@ -5,7 +5,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { EXPOSED_RESPONSE_HEADERS } from '../../layers/core/exposed-headers.ts';
-import { apiFunction, pageRoutes, routes } from '../config.ts';
+import { apiFunction, methodsOf, noRouteFunction, pageRoutes, routes } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { apiObjectAccess, tableActions } from './bucket-access.ts';
 import { acknowledgeBasicExecutionRole, constructIdOf, createHandlerFunction } from './handler-function.ts';
@@ -33,6 +33,31 @@ export interface ApiProps {
   archives: sfn.StateMachine;
   throttle?: ApiThrottle;
   masterKey?: MasterKey;
+}
+
+/**
+ * Without a `$default` route API Gateway answers a request no route matches itself, `{"message":"Not Found"}`,
+ * and never 405. This route sends it to a function of its own that answers in the spec's error body: 404 for
+ * an unknown path, 405 with `Allow` for a known one. Its role may only write its logs: it reads the route
+ * table from its code and calls nothing.
+ */
+function addNoRoute(ctx: ServiceContext, httpApi: apigwv2.HttpApi) {
+  const fnId = `Api${constructIdOf(noRouteFunction.handler)}`;
+  const fn = createHandlerFunction(ctx.scope, fnId, {
+    handler: noRouteFunction.handler,
+    environment: { ...ctx.common },
+    memorySize: noRouteFunction.memoryMiB,
+    timeout: Duration.seconds(noRouteFunction.timeoutSeconds),
+    logRetention: ctx.logRetention,
+  });
+  new apigwv2.HttpRoute(httpApi, 'DefaultRoute', {
+    httpApi,
+    routeKey: apigwv2.HttpRouteKey.DEFAULT,
+    integration: new HttpLambdaIntegration(`${fnId}Integration`, fn, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    }),
+  });
+  return fn;
 }
 
 /** The HTTP API: one Lambda per handler file of lib/config.ts's route table, all with one role. */
@@ -118,13 +143,10 @@ export function createApi(ctx: ServiceContext, props: ApiProps) {
       });
       integrations.set(route.handler, integration);
     }
-    // HEAD wherever GET works (a route matches one method only): the handler answers it as GET, bodiless.
-    const methods =
-      route.method === 'GET'
-        ? [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.HEAD]
-        : [apigwv2.HttpMethod[route.method]];
+    const methods = methodsOf(route).map((method) => apigwv2.HttpMethod[method as apigwv2.HttpMethod]);
     httpApi.addRoutes({ path: route.path, methods, integration });
   }
+  addNoRoute(ctx, httpApi);
   acknowledge(httpApi, {
     'AwsSolutions-APIG4':
       'The functions authenticate every request themselves (API key, master key or guest session, spec 5); ' +

@@ -11,6 +11,9 @@ export interface ServiceStackProps extends StackProps {
   jobs?: Omit<PhotoJobsProps, 'existingTable' | 'existingBucket'>;
 }
 
+/** The deploy parameter that carries the master key's sha256 (`cdk deploy --parameters MasterKeySha256=…`). */
+export const MASTER_KEY_PARAMETER = 'MasterKeySha256';
+
 /** The project's own app: `PhotoJobs` over the data stack's table and bucket. */
 export class ServiceStack extends Stack {
   readonly jobs: PhotoJobs;
@@ -20,7 +23,7 @@ export class ServiceStack extends Stack {
 
     // Only the key's sha256 is deployed: it cannot be turned back into the key, so the template and the
     // function configuration hold nothing that grants access. Empty disables the master key.
-    const masterKeySha256 = new CfnParameter(this, 'MasterKeySha256', {
+    const masterKeySha256 = new CfnParameter(this, MASTER_KEY_PARAMETER, {
       type: 'String',
       default: '',
       noEcho: true,

@@ -22,7 +22,11 @@ export const LOCAL_SECRET_KEY = 'S3RVER';
 // biome-ignore lint/suspicious/noExplicitAny: CloudFormation properties and policies are free-form JSON.
 export type Json = any;
 type Resource = { Type: string; Properties?: Json };
-type Template = { Resources?: Record<string, Resource>; Outputs?: Record<string, Json> };
+type Template = {
+  Resources?: Record<string, Resource>;
+  Outputs?: Record<string, Json>;
+  Parameters?: Record<string, { Default?: string }>;
+};
 export type PolicyDocument = { Version?: string; Statement: Json[] };
 
 /** The local physical names of the template's resources. */
@@ -57,12 +61,26 @@ const AWS_MANAGED: Record<string, PolicyDocument> = {
   },
 };
 
-/** Resolves CloudFormation intrinsics over the templates of both stacks to local names and ARNs. */
-export function intrinsicResolver(templates: object[], names: LocalNames) {
+/**
+ * Resolves CloudFormation intrinsics over the templates of both stacks to local names and ARNs.
+ * `parameters`: the values the stacks are deployed with, by parameter name (a parameter not given keeps its
+ * template default).
+ */
+export function intrinsicResolver(
+  templates: object[],
+  names: LocalNames,
+  parameters: Record<string, string> = {},
+) {
   const resources: Record<string, Resource> = Object.assign(
     {},
     ...templates.map((template) => (template as Template).Resources ?? {}),
   );
+  const parameterValues = new Map<string, string>();
+  for (const template of templates) {
+    for (const [name, parameter] of Object.entries((template as Template).Parameters ?? {}))
+      if (parameter.Default !== undefined) parameterValues.set(name, parameter.Default);
+  }
+  for (const [name, value] of Object.entries(parameters)) parameterValues.set(name, value);
   const exports = new Map<string, Json>();
   for (const template of templates) {
     for (const output of Object.values((template as Template).Outputs ?? {})) {
@@ -79,6 +97,7 @@ export function intrinsicResolver(templates: object[], names: LocalNames) {
     if (name === 'AWS::Region') return LOCAL_REGION;
     if (name === 'AWS::AccountId') return LOCAL_ACCOUNT;
     if (name === 'AWS::URLSuffix') return 'amazonaws.com';
+    if (!(name in resources) && parameterValues.has(name)) return parameterValues.get(name)!;
     const resource = resourceOf(name);
     switch (resource.Type) {
       case 'AWS::DynamoDB::Table':

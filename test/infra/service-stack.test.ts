@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import {
   handlerMetadataKey,
   inference,
+  noRouteFunction,
   pageRoutes,
   repoRoot,
   routes,
@@ -19,7 +20,9 @@ const functions = resourcesOfType(serviceJson, 'AWS::Lambda::Function');
 const handlerOf = (resource: Resource) => resource.Metadata?.[handlerMetadataKey];
 const functionIdOf = (handler: string) =>
   functions.filter(([, fn]) => handlerOf(fn) === handler).map(([logicalId]) => logicalId);
-const isApiFunction = (resource: Resource) => String(handlerOf(resource)).startsWith('functions/api/');
+/** The endpoints' functions; the `$default` route's has a role and settings of its own. */
+const isApiFunction = (resource: Resource) =>
+  String(handlerOf(resource)).startsWith('functions/api/') && handlerOf(resource) !== noRouteFunction.handler;
 const apiRoleIds = new Set(
   functions
     .filter(([, fn]) => isApiFunction(fn))
@@ -81,14 +84,42 @@ describe('HTTP API', () => {
     });
   });
 
-  it('has a route for every present handler, HEAD beside every GET, and nothing else', () => {
+  it('has a route for every present handler, HEAD beside every GET, $default, and nothing else', () => {
     const gets = present.filter((route) => route.method === 'GET');
-    expect(templateRoutes).toHaveLength(present.length + gets.length);
+    expect(templateRoutes).toHaveLength(present.length + gets.length + 1);
     const targetOf = (routeKey: string) =>
       templateRoutes.find(([, route]) => route.Properties.RouteKey === routeKey)?.[1].Properties.Target;
     for (const route of gets) {
       expect(targetOf(`HEAD ${route.path}`), route.path).toEqual(targetOf(`GET ${route.path}`));
     }
+  });
+
+  it('sends every request no route takes ($default) to a function of its own that answers 404 and 405', () => {
+    const defaults = templateRoutes.filter(([, route]) => route.Properties.RouteKey === '$default');
+    expect(defaults).toHaveLength(1);
+    const integration = integrations[integrationIdOf(defaults[0]![1].Properties.Target)];
+    expect(integration?.Properties).toMatchObject({
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+    });
+    const uri = integration!.Properties.IntegrationUri as { 'Fn::GetAtt': string[] };
+    const functionId = uri['Fn::GetAtt'][0];
+    expect(functionIdOf(noRouteFunction.handler)).toEqual([functionId]);
+    const fn = serviceJson.Resources[functionId ?? '']!;
+    expect(fn.Properties).toMatchObject({
+      MemorySize: noRouteFunction.memoryMiB,
+      Timeout: noRouteFunction.timeoutSeconds,
+    });
+    // Nothing to find and nothing to call: no table, bucket, workflow or master key.
+    const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(Object.keys(variables).sort()).toEqual(
+      [
+        'NODE_OPTIONS',
+        'POWERTOOLS_LOG_LEVEL',
+        'POWERTOOLS_METRICS_NAMESPACE',
+        'POWERTOOLS_SERVICE_NAME',
+      ].sort(),
+    );
   });
 
   it('creates one function per distinct API handler file', () => {
@@ -175,6 +206,24 @@ describe('IAM of the functions', () => {
 
   it('shares one role between all API functions', () => {
     expect(apiRoleIds.size).toBe(1);
+  });
+
+  it('gives the $default route’s function a role of its own that may only write logs and traces', () => {
+    const [functionId] = functionIdOf(noRouteFunction.handler);
+    const roleId = (serviceJson.Resources[functionId ?? '']!.Properties.Role as { 'Fn::GetAtt': string[] })[
+      'Fn::GetAtt'
+    ][0];
+    expect(apiRoleIds.has(roleId)).toBe(false);
+    const role = serviceJson.Resources[roleId ?? '']!;
+    expect(JSON.stringify(role.Properties.ManagedPolicyArns)).toContain(
+      'service-role/AWSLambdaBasicExecutionRole',
+    );
+    const actions = statementsOf(new Set([roleId])).flatMap((statement) => list(statement.Action));
+    expect(actions.length).toBeGreaterThan(0);
+    expect(
+      actions.every((action) => String(action).startsWith('xray:')),
+      String(actions),
+    ).toBe(true);
   });
 
   it('never allow deleting the bucket or any action on *, and * as a resource only for X-Ray', () => {

@@ -20,11 +20,19 @@ export const EVENT_OVERHEAD_BYTES = 64 * KB;
  * The largest request body the service accepts inline: 4,669,440 bytes (about 4.45 MiB).
  * API Gateway's HTTP API takes payloads up to 10 MB, but the Lambda event it builds must fit in 6 MB,
  * and a binary body (multipart uploads) travels in it base64-encoded, 4 bytes for every 3:
- * (6,291,456 − 65,536) × 3 / 4. Larger photos go through `url` (up to MAX_SOURCE_BYTES).
+ * (6,291,456 − 65,536) × 3 / 4. Larger photos go through `url` (up to MAX_SOURCE_BYTES). A body whose
+ * event does not fit never reaches a function: API Gateway answers it, 413 in its own shape.
  */
 export const MAX_INLINE_BODY_BYTES = ((LAMBDA_INVOKE_PAYLOAD_BYTES - EVENT_OVERHEAD_BYTES) * 3) / 4;
 
-/** A body larger than this is not even read to the end: 413 at once and the connection is closed. */
+/**
+ * API Gateway's HTTP API payload quota: 10 MB (10,485,760 bytes) of request body. A larger body is refused by
+ * API Gateway itself, in its own words, before any route or function sees it. A body under it whose event
+ * is over LAMBDA_INVOKE_PAYLOAD_BYTES is refused by Lambda, and API Gateway answers that the same way.
+ */
+export const API_GATEWAY_PAYLOAD_BYTES = 10 * MB;
+
+/** The local gateway does not read a body larger than this to the end: 413 at once, and the connection is closed. */
 export const MAX_DRAINED_BODY_BYTES = 64 * MB;
 
 /** Path and query together, in bytes as sent (still percent-encoded). */

@@ -20,6 +20,7 @@ import {
 } from '#core/limits/image.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/limits/rate.ts';
 import {
+  API_GATEWAY_PAYLOAD_BYTES,
   EVENT_OVERHEAD_BYTES,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_FIELD_BYTES,
@@ -137,7 +138,8 @@ export const ERRORS = {
       'No such resource for this caller. Another owner’s job, file, asset, batch or delivery answers 404, ' +
       'never 403, so ids cannot be probed. An id of any length or spelling the service could not have ' +
       `issued (over ${MAX_ID_CHARS} characters, characters outside \`A-Za-z0-9_.-\`, broken percent-encoding) ` +
-      'is 404 too, as is a route that does not exist.',
+      'is 404 too, as is a route that does not exist; a route that exists asked with a method it does not ' +
+      'take is 405, with `Allow` naming the methods it takes, in the same error body.',
     example: {
       summary: 'Unknown or foreign job',
       value: { code: 404, message: 'Job job_7kq2m9x4c8v1b6n3p5r0t2wz does not exist', result: false },
@@ -175,7 +177,9 @@ export const ERRORS = {
       `${formatByteCount(MAX_INLINE_BODY_BYTES)} (limit: inline body): Lambda takes an event of at most ` +
       `${formatBytes(LAMBDA_INVOKE_PAYLOAD_BYTES)}, in which API Gateway carries a binary body base64-encoded, so ` +
       `(${formatBytes(LAMBDA_INVOKE_PAYLOAD_BYTES)} − ${formatBytes(EVENT_OVERHEAD_BYTES)} for the rest of the event) ` +
-      '× 3/4; the local server reads the rest of a larger body before answering, so the client sees the 413. ' +
+      '× 3/4. A body whose event does not fit, and any body over ' +
+      `${formatBytes(API_GATEWAY_PAYLOAD_BYTES)}, never reaches the service: API Gateway answers it itself, 413 ` +
+      'in its own shape, `{"message":"Request Entity Too Large"}`, not the error body. ' +
       `Larger photos go through POST /uploads (up to ${formatBytes(MAX_PHOTO_BYTES)}) or \`url\` (up to ` +
       `${formatBytes(MAX_SOURCE_BYTES)}), archives through POST /uploads (up to ${formatBytes(MAX_ARCHIVE_BYTES)}). ` +
       `Also 413: an image over ${formatMegapixels(MAX_IMAGE_PIXELS)}, an image at \`url\` over ` +
@@ -216,7 +220,10 @@ export const ERRORS = {
   500: {
     name: 'InternalError',
     description:
-      'Internal error. Internal details never reach the client; a missing model file is named in the message.',
+      'Internal error. Internal details never reach the client; a missing model file is named in the message. ' +
+      'Two answers come from API Gateway itself, in its own shape rather than the error body: a function ' +
+      'that failed outright is 500 `{"message":"Internal Server Error"}`, and a request not answered within ' +
+      'the integration timeout (30 s) is 503 `{"message":"Service Unavailable"}`.',
   },
 } as const satisfies Record<number, { name: string; description: string; example?: Example }>;
 
@@ -384,6 +391,9 @@ const idempotencyKey = z
       'route, mode, parameters and source (uploads are compared by content hash).',
   );
 
+/** Statuses API Gateway also answers itself, in its own shape (`ApiGatewayError`), with no function involved. */
+const ANSWERED_BY_API_GATEWAY: ReadonlySet<number> = new Set([413, 500]);
+
 /** The components besides the schemas: the error answers, the shared header parameter, security. */
 export const COMMON_COMPONENTS = {
   responses: Object.fromEntries(
@@ -401,7 +411,14 @@ export const COMMON_COMPONENTS = {
               },
             }
           : {}),
-        content: { 'application/json': { schema: componentRef('ErrorBody'), ...examples(ERRORS[status]) } },
+        content: {
+          'application/json': {
+            schema: ANSWERED_BY_API_GATEWAY.has(status)
+              ? { anyOf: [componentRef('ErrorBody'), componentRef('ApiGatewayError')] }
+              : componentRef('ErrorBody'),
+            ...examples(ERRORS[status]),
+          },
+        },
       },
     ]),
   ),

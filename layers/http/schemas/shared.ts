@@ -38,6 +38,14 @@ const ErrorBody = z
   })
   .describe('Every error answers with this body (spec 2.10).');
 
+const ApiGatewayError = z
+  .object({ message: z.string() })
+  .describe(
+    'What API Gateway answers itself, before or instead of the service, in its own shape: 413 ' +
+      '`Request Entity Too Large` (a body over 10 MB, or an event over Lambda’s 6 MB), 500 ' +
+      '`Internal Server Error` (the function failed), 503 `Service Unavailable` (no answer within 30 s).',
+  );
+
 /** Response bodies several endpoints answer (or nest), by component name. */
 export const sharedResponseSchemas = {
   JobStatus,
@@ -57,6 +65,7 @@ export const sharedResponseSchemas = {
   DeliveryAttempt,
   WebhookDelivery,
   ErrorBody,
+  ApiGatewayError,
 };
 
 export type SharedSchemaName = keyof typeof sharedRequestSchemas | keyof typeof sharedResponseSchemas;

@@ -3,7 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultInferenceWorkers, FUNCTION_FAILED, inferencePool } from '../../../local/inference-pool.ts';
+import { defaultInferenceWorkers, inferencePool } from '../../../local/inference-pool.ts';
+import { FUNCTION_FAILED } from '../../../local/lambda-runtime.ts';
 import { REPO_ROOT } from '../support/local-server.ts';
 
 const HANDLER = 'test/support/sleepy-handler.ts';

@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  API_GATEWAY_PAYLOAD_BYTES,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_HEADER_BYTES,
   MAX_INLINE_BODY_BYTES,
   MAX_URL_BYTES,
 } from '#core/limits/request.ts';
-import { createApiServer } from '../../../local/api-gateway.ts';
+import { createApiServer, type LocalRoute } from '../../../local/api-gateway.ts';
 import { readTopology } from '../../../local/template.ts';
 
 let server: http.Server;
@@ -55,6 +56,22 @@ beforeAll(async () => {
         const fill = Number(event.pathParameters?.size) - envelope;
         // A JSON string: its two quotes are escaped in the response's JSON, 4 bytes in all.
         return { statusCode: 200, body: `"${'x'.repeat(fill - 4)}"` };
+      },
+    },
+    {
+      // A function still running when API Gateway stops waiting for it (a small limit for the 30 s).
+      routeKey: 'GET /api/v1/slow',
+      timeoutMs: 50,
+      invoke: () => new Promise((resolve) => setTimeout(() => resolve({ statusCode: 200 }), 2_000).unref()),
+    },
+    {
+      routeKey: '$default',
+      invoke: async (event) => {
+        seen.push({ routeKey: event.routeKey, bodyBytes: event.body?.length ?? 0 });
+        return {
+          statusCode: 404,
+          body: JSON.stringify({ code: 404, message: 'from $default', result: false }),
+        };
       },
     },
   ]);
@@ -116,26 +133,54 @@ describe('local API gateway', () => {
     agent.destroy();
   });
 
-  it('answers unknown routes with 404 and wrong methods with 405, in the error body', async () => {
+  it('sends a request no route takes to the $default route, with no path parameters', async () => {
     const agent = keepAlive();
-    const missing = await request(agent, 'GET', '/api/v1/nowhere');
-    expect(missing.status).toBe(404);
-    expect(missing.body).toMatchObject({ code: 404, result: false });
-    const wrong = await request(agent, 'DELETE', '/api/v1/jobs/job_1');
-    expect(wrong.status).toBe(405);
-    expect(wrong.headers.allow).toBe('GET');
-    expect(wrong.body).toMatchObject({ code: 405, result: false });
+    for (const [method, path] of [
+      ['GET', '/api/v1/nowhere'],
+      ['DELETE', '/api/v1/jobs/job_1'],
+    ] as const) {
+      const answer = await request(agent, method, path);
+      expect(answer.status).toBe(404);
+      expect(answer.body).toEqual({ code: 404, message: 'from $default', result: false });
+      expect(seen.at(-1)).toEqual({ routeKey: '$default', bodyBytes: 0 });
+    }
     agent.destroy();
   });
 
-  it('turns a crashing function or a malformed answer into a 500 error body', async () => {
+  it('answers a request no route takes as API Gateway does when there is no $default route', async () => {
+    const routes: LocalRoute[] = [
+      { routeKey: 'GET /api/v1/quota', invoke: async () => ({ statusCode: 200 }) },
+    ];
+    await withServer(routes, async (url) => {
+      for (const [method, path] of [
+        ['GET', '/api/v1/nowhere'],
+        ['DELETE', '/api/v1/quota'],
+      ]) {
+        const answer = await fetch(`${url}${path}`, { method });
+        expect(answer.status).toBe(404);
+        expect(answer.headers.get('allow')).toBeNull();
+        expect(await answer.json()).toEqual({ message: 'Not Found' });
+      }
+    });
+  });
+
+  it('turns a crashing function or a malformed answer into API Gateway’s 500', async () => {
     const agent = keepAlive();
     for (const path of ['/api/v1/crash', '/api/v1/nonsense']) {
       const answer = await request(agent, 'GET', path);
       expect(answer.status).toBe(500);
-      expect(answer.body).toEqual({ code: 500, message: 'Internal error', result: false });
+      expect(answer.body).toEqual({ message: 'Internal Server Error' });
     }
     expect((await request(agent, 'GET', '/api/v1/jobs/job_2')).status).toBe(200);
+    agent.destroy();
+  });
+
+  it('stops waiting for a function at the integration timeout with API Gateway’s 503', async () => {
+    const agent = keepAlive();
+    const answer = await request(agent, 'GET', '/api/v1/slow');
+    expect(answer.status).toBe(503);
+    expect(answer.body).toEqual({ message: 'Service Unavailable' });
+    expect((await request(agent, 'GET', '/api/v1/jobs/job_2')).socket).toBe(answer.socket);
     agent.destroy();
   });
 
@@ -143,25 +188,45 @@ describe('local API gateway', () => {
     const agent = keepAlive();
     const over = await request(agent, 'GET', `/api/v1/sized/${LAMBDA_INVOKE_PAYLOAD_BYTES + 1}`);
     expect(over.status).toBe(500);
-    expect(over.body).toMatchObject({ code: 500, result: false });
+    expect(over.body).toEqual({ message: 'Internal Server Error' });
     const at = await request(agent, 'GET', `/api/v1/sized/${LAMBDA_INVOKE_PAYLOAD_BYTES}`);
     expect(at.status).toBe(200);
     agent.destroy();
   });
 
-  it('refuses a body over the inline limit with 413 after reading it, on a connection that stays usable', async () => {
+  it('refuses a body whose event is over Lambda’s 6 MB as API Gateway does, on a connection that stays usable', async () => {
     const agent = keepAlive();
     const before = seen.length;
+    // Binary, so base64 in the event: 4.8 MB of body is 6.4 MB of event.
     const big = await request(agent, 'POST', '/api/v1/jobs', {
-      body: Buffer.alloc(MAX_INLINE_BODY_BYTES + 1),
+      body: Buffer.alloc(4_800_000),
+      headers: { 'content-type': 'application/zip' },
     });
     expect(big.status).toBe(413);
-    expect(big.body).toMatchObject({ code: 413, result: false });
-    expect(big.body.message).toContain(`${MAX_INLINE_BODY_BYTES} bytes (limit: inline body)`);
+    expect(big.body).toEqual({ message: 'Request Entity Too Large' });
     expect(seen.length).toBe(before);
     const next = await request(agent, 'GET', '/api/v1/jobs/job_3');
     expect(next.status).toBe(200);
     expect(next.socket).toBe(big.socket);
+    agent.destroy();
+  });
+
+  it('passes a text body past the inline limit whose event fits, and refuses one over the 10 MB quota', async () => {
+    const agent = keepAlive();
+    const text = await request(agent, 'POST', '/api/v1/jobs', {
+      body: Buffer.alloc(5_000_000, 'a'),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(seen.at(-1)).toMatchObject({ routeKey: 'POST /api/v1/jobs', bodyBytes: 5_000_000 });
+    expect(text.body).toEqual({ code: 413, message: 'archive too big', result: false });
+    const before = seen.length;
+    const over = await request(agent, 'POST', '/api/v1/nowhere', {
+      body: Buffer.alloc(API_GATEWAY_PAYLOAD_BYTES + 1),
+    });
+    expect(over.status).toBe(413);
+    expect(over.body).toEqual({ message: 'Request Entity Too Large' });
+    expect(seen.length).toBe(before);
+    expect((await request(agent, 'GET', '/api/v1/jobs/job_3')).socket).toBe(over.socket);
     agent.destroy();
   });
 
@@ -178,21 +243,25 @@ describe('local API gateway', () => {
     agent.destroy();
   });
 
-  it('drains the body of a request to an unknown route before answering', async () => {
+  it('hands the body of a request to an unknown route to the $default route', async () => {
     const agent = keepAlive();
-    const answer = await request(agent, 'POST', '/api/v1/nowhere', { body: Buffer.alloc(2 * 1024 * 1024) });
+    const answer = await request(agent, 'POST', '/api/v1/nowhere', {
+      body: Buffer.alloc(2 * 1024 * 1024, 'a'),
+      headers: { 'content-type': 'text/plain' },
+    });
     expect(answer.status).toBe(404);
+    expect(seen.at(-1)).toEqual({ routeKey: '$default', bodyBytes: 2 * 1024 * 1024 });
     expect((await request(agent, 'GET', '/api/v1/jobs/job_5')).socket).toBe(answer.socket);
     agent.destroy();
   });
 
-  it('answers Expect: 100-continue with 413 before the body is sent when the declared size is too large', async () => {
+  it('answers Expect: 100-continue with 413 before the body is sent when the declared size is over 10 MB', async () => {
     const answer = await rawExchange(
-      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: ${MAX_INLINE_BODY_BYTES + 1}\r\nExpect: 100-continue\r\n\r\n`,
+      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nContent-Length: ${API_GATEWAY_PAYLOAD_BYTES + 1}\r\nExpect: 100-continue\r\n\r\n`,
     );
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).not.toContain('100 Continue');
-    expect(answer).toContain('"result":false');
+    expect(answer).toContain('{"message":"Request Entity Too Large"}');
   });
 
   it('refuses a URL or headers over their limits with 413 naming the limit', async () => {
@@ -211,6 +280,18 @@ describe('local API gateway', () => {
     expect((await request(keepAlive(), 'GET', '/api/v1/jobs/job_7')).status).toBe(200);
   });
 });
+
+/** A gateway of its own over `routes`, listening while `use` runs. */
+async function withServer(routes: LocalRoute[], use: (url: string) => Promise<void>) {
+  const own = createApiServer(routes);
+  await new Promise<void>((resolve) => own.listen(0, '127.0.0.1', resolve));
+  try {
+    await use(`http://127.0.0.1:${(own.address() as AddressInfo).port}`);
+  } finally {
+    own.closeAllConnections();
+    await new Promise((resolve) => own.close(resolve));
+  }
+}
 
 /** Write raw bytes and collect whatever the server answers until it closes or goes quiet. */
 function rawExchange(text: string): Promise<string> {
@@ -338,7 +419,7 @@ describe('local API gateway CORS, as an HTTP API with a CORS configuration', () 
 
       // Without an Origin it is no CORS request, and an OPTIONS that is no preflight finds no route.
       expect((await fetch(url)).headers.get('access-control-allow-origin')).toBeNull();
-      expect((await fetch(url, { method: 'OPTIONS' })).status).toBe(405);
+      expect((await fetch(url, { method: 'OPTIONS' })).status).toBe(404);
     } finally {
       cors.closeAllConnections();
       await new Promise((resolve) => cors.close(resolve));
