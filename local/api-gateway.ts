@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import {
   API_GATEWAY_PAYLOAD_BYTES,
+  INTEGRATION_TIMEOUT_SECONDS,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_DRAINED_BODY_BYTES,
   MAX_HEADER_BYTES,
@@ -12,8 +13,7 @@ import {
 import { type RouteTable, routeTable } from '#http/routes.ts';
 import { type StageThrottle, stageThrottle } from './stage-throttle.ts';
 
-/** An HTTP API's longest wait for an integration (its quota; the template may set less, `TimeoutInMillis`). */
-export const INTEGRATION_TIMEOUT_MS = 30_000;
+export const INTEGRATION_TIMEOUT_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
 
 /** The route every request no other route takes; without one API Gateway answers 404 itself. */
 export const DEFAULT_ROUTE = '$default';

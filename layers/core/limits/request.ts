@@ -32,6 +32,9 @@ export const MAX_INLINE_BODY_BYTES = ((LAMBDA_INVOKE_PAYLOAD_BYTES - EVENT_OVERH
  */
 export const API_GATEWAY_PAYLOAD_BYTES = 10 * MB;
 
+/** An HTTP API's longest wait for an integration (its quota; the template may set less, `TimeoutInMillis`). */
+export const INTEGRATION_TIMEOUT_SECONDS = 30;
+
 /** The local gateway does not read a body larger than this to the end: 413 at once, and the connection is closed. */
 export const MAX_DRAINED_BODY_BYTES = 64 * MB;
 

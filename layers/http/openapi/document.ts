@@ -22,6 +22,7 @@ import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/limits/rate.ts';
 import {
   API_GATEWAY_PAYLOAD_BYTES,
   EVENT_OVERHEAD_BYTES,
+  INTEGRATION_TIMEOUT_SECONDS,
   LAMBDA_INVOKE_PAYLOAD_BYTES,
   MAX_FIELD_BYTES,
   MAX_FIELD_NAME_BYTES,
@@ -223,7 +224,7 @@ export const ERRORS = {
       'Internal error. Internal details never reach the client; a missing model file is named in the message. ' +
       'Two answers come from API Gateway itself, in its own shape rather than the error body: a function ' +
       'that failed outright is 500 `{"message":"Internal Server Error"}`, and a request not answered within ' +
-      'the integration timeout (30 s) is 503 `{"message":"Service Unavailable"}`.',
+      `the integration timeout (${formatDuration(INTEGRATION_TIMEOUT_SECONDS)}) is 503 \`{"message":"Service Unavailable"}\`.`,
   },
 } as const satisfies Record<number, { name: string; description: string; example?: Example }>;
 

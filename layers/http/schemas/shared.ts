@@ -10,6 +10,12 @@
  */
 import { z } from 'zod';
 import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
+import {
+  API_GATEWAY_PAYLOAD_BYTES,
+  INTEGRATION_TIMEOUT_SECONDS,
+  LAMBDA_INVOKE_PAYLOAD_BYTES,
+} from '#core/limits/request.ts';
+import { formatBytes, formatDuration } from '#core/units.ts';
 import { Batch, BatchEnvelope, BatchItem } from './batch.ts';
 import {
   Analysis,
@@ -42,8 +48,9 @@ const ApiGatewayError = z
   .object({ message: z.string() })
   .describe(
     'What API Gateway answers itself, before or instead of the service, in its own shape: 413 ' +
-      '`Request Entity Too Large` (a body over 10 MB, or an event over Lambda’s 6 MB), 500 ' +
-      '`Internal Server Error` (the function failed), 503 `Service Unavailable` (no answer within 30 s).',
+      `\`Request Entity Too Large\` (a body over ${formatBytes(API_GATEWAY_PAYLOAD_BYTES)}, or an event over ` +
+      `Lambda’s ${formatBytes(LAMBDA_INVOKE_PAYLOAD_BYTES)}), 500 \`Internal Server Error\` (the function failed), ` +
+      `503 \`Service Unavailable\` (no answer within ${formatDuration(INTEGRATION_TIMEOUT_SECONDS)}).`,
   );
 
 /** Response bodies several endpoints answer (or nest), by component name. */
