@@ -300,6 +300,14 @@ function cpuTopology(): string {
 }
 
 async function main() {
+  // The file holds one run of every operation, each photo counted alike.
+  if (jsonOut && (only || runs % SOURCE_PHOTOS.length !== 0)) {
+    console.error(
+      `--json takes every operation (no --only) and --runs a multiple of ${SOURCE_PHOTOS.length}`,
+    );
+    process.exitCode = 2;
+    return;
+  }
   if (!existsSync(path.join(evalDir, SOURCE_PHOTOS[0]!))) {
     console.log(`No eval photos under ${evalDir} (see ../shared/eval/README.md): no benchmark.`);
     return;
