@@ -70,6 +70,9 @@ export interface WaitOptions<T> {
 const TERMINAL_JOB: ReadonlySet<string> = new Set(['success', 'failed', 'cancelled']);
 const TERMINAL_BATCH: ReadonlySet<string> = new Set(['completed', 'cancelled', 'failed']);
 
+/** How `waitForJob` polls: the first wait, each next one times `factor`, none over `maxDelayMs`. */
+export const JOB_POLLING = { firstDelayMs: 250, factor: 1.5, maxDelayMs: 3000 } as const;
+
 /** Every non-2xx answer of the service, with the spec's error body (`code`, `message`). */
 export class PhotoJobsError extends Error {
   override readonly name = 'PhotoJobsError';
@@ -208,10 +211,11 @@ export function createClient(options: ClientOptions) {
 
   const getJob = (jobId: string): Promise<JobEnvelope> => request(`/jobs/${encodeURIComponent(jobId)}`);
 
-  /** Polls with a backoff (250 ms growing to 3 s) until the job is `success`, `failed` or `cancelled`. */
+  /** Polls with a backoff (`JOB_POLLING`) until the job is `success`, `failed` or `cancelled`. */
   async function waitForJob(jobId: string, wait: WaitOptions<JobEnvelope> = {}): Promise<JobEnvelope> {
     const deadline = Date.now() + (wait.timeoutMs ?? 10 * 60_000);
-    for (let delay = 250; ; delay = Math.min(delay * 1.5, 3000)) {
+    const { firstDelayMs, factor, maxDelayMs } = JOB_POLLING;
+    for (let delay: number = firstDelayMs; ; delay = Math.min(delay * factor, maxDelayMs)) {
       const job = await getJob(jobId);
       wait.onProgress?.(job);
       if (TERMINAL_JOB.has(job.status)) return job;

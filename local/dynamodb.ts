@@ -6,6 +6,7 @@ import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { readText, sendAwsJson } from './aws-json.ts';
 import { DynamoError, localTransactions } from './dynamodb-transactions.ts';
 import { type Authorizer, accessDeniedJson, accessKeyOf, dynamodbRequests } from './iam.ts';
+import type { DynamoItem, DynamoWrite, Observer } from './observe.ts';
 
 // dynalite ships no type declarations; createRequire keeps the casts in this file. Its engine (the
 // request validations, the actions and the LevelDB store) is used in this process, without its HTTP server:
@@ -172,6 +173,8 @@ export async function startLocalDynamo(opts: {
   transactionConflicts?: number;
   /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
   authorize?: Authorizer;
+  /** Told of every item request answered, with the items it wrote (local/observe.ts). */
+  observe?: Observer;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   const conflicts = opts.transactionConflicts ?? 0;
   if (!(conflicts >= 0 && conflicts <= 1))
@@ -202,14 +205,73 @@ export async function startLocalDynamo(opts: {
     const data = text ? JSON.parse(text) : undefined;
     if (data === undefined || data === null || typeof data !== 'object')
       throw new DynamoError(400, { __type: 'com.amazon.coral.service#SerializationException' });
-    const denial = await opts.authorize?.(
-      accessKeyOf(req.headers.authorization, req.url ?? '/'),
-      dynamodbRequests(op, data),
-    );
+    const caller = accessKeyOf(req.headers.authorization, req.url ?? '/');
+    const denial = await opts.authorize?.(caller, dynamodbRequests(op, data));
     if (denial) throw new DynamoError(400, accessDeniedJson(denial));
-    if (transaction) return transaction(data as never);
-    await settledFor(op, data as Record<string, unknown>);
-    return engine.dispatch(op, data);
+    const run = async (body: Record<string, unknown>) => {
+      if (transaction) return transaction(body as never);
+      await settledFor(op, body);
+      return engine.dispatch(op, body);
+    };
+    return opts.observe
+      ? observed(opts.observe, caller, op, data as Record<string, unknown>, run)
+      : run(data as Record<string, unknown>);
+  }
+
+  const keyNames = new Map(
+    opts.tables.map((table) => [table.TableName!, table.KeySchema!.map((key) => key.AttributeName!)]),
+  );
+  // A request too malformed to name its item gets the engine's own error from `run`, not one from here.
+  const readItem = (table: string, key: DynamoItem): Promise<DynamoItem | null> =>
+    call<{ Item?: DynamoItem }>('GetItem', { TableName: table, Key: key, ConsistentRead: true }).then(
+      (answer) => answer.Item ?? null,
+      () => null,
+    );
+
+  /**
+   * The request run as it would be, with what a counter needs: the items it writes, read before and after
+   * (one request at a time is what a trace runs, so nothing else moves them in between), and the read
+   * capacity the engine reports, asked for when the client did not ask and then left out of its answer.
+   */
+  async function observed(
+    observe: Observer,
+    caller: string | undefined,
+    op: string,
+    data: Record<string, unknown>,
+    run: (body: Record<string, unknown>) => Promise<object>,
+  ): Promise<object> {
+    const targets = writeTargets(op, data, (table) => keyNames.get(table) ?? []);
+    const before = await Promise.all(targets.map((target) => readItem(target.table, target.key)));
+    const asked = data.ReturnConsumedCapacity;
+    const reads = READ_OPERATIONS.has(op);
+    let out: Record<string, unknown> | undefined;
+    try {
+      out = (await run(reads && !asked ? { ...data, ReturnConsumedCapacity: 'TOTAL' } : data)) as Record<
+        string,
+        unknown
+      >;
+      if (reads && !asked) {
+        const { ConsumedCapacity: _left, ...answer } = out;
+        return answer;
+      }
+      return out;
+    } finally {
+      const after = await Promise.all(targets.map((target) => readItem(target.table, target.key)));
+      const writes: DynamoWrite[] = targets.map((target, i) => ({
+        table: target.table,
+        before: before[i]!,
+        after: after[i]!,
+        ...(target.checkOnly ? { checkOnly: true } : {}),
+      }));
+      observe({
+        service: 'dynamodb',
+        caller,
+        operation: op,
+        ok: out !== undefined,
+        readUnits: reads && out ? consumedUnits(out.ConsumedCapacity) : 0,
+        writes,
+      });
+    }
   }
 
   const front = http.createServer((req, res) => {
@@ -302,6 +364,55 @@ export async function startLocalDynamo(opts: {
     await call('CreateTable', table);
     await tableActive(table.TableName!);
     for (const item of items) await call('PutItem', { TableName: table.TableName, Item: item });
+  }
+}
+
+const READ_OPERATIONS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
+
+const consumedUnits = (capacity: unknown): number =>
+  (Array.isArray(capacity) ? capacity : capacity ? [capacity] : []).reduce(
+    (sum: number, entry: { CapacityUnits?: number }) => sum + (entry.CapacityUnits ?? 0),
+    0,
+  );
+
+/** The items a write request addresses, by table and key (a put's key taken from its item). */
+function writeTargets(
+  op: string,
+  data: Record<string, unknown>,
+  keyNamesOf: (table: string) => string[],
+): Array<{ table: string; key: DynamoItem; checkOnly?: boolean }> {
+  const keyOf = (table: string, item: DynamoItem) =>
+    Object.fromEntries(keyNamesOf(table).map((name) => [name, item[name]]));
+  type Spec = { TableName: string; Item?: DynamoItem; Key?: DynamoItem };
+  const target = (spec: Spec) => ({
+    table: spec.TableName,
+    key: spec.Key ?? keyOf(spec.TableName, spec.Item ?? {}),
+  });
+  switch (op) {
+    case 'PutItem':
+    case 'UpdateItem':
+    case 'DeleteItem':
+      return [target(data as unknown as Spec)];
+    case 'BatchWriteItem':
+      return Object.entries(
+        (data.RequestItems ?? {}) as Record<
+          string,
+          Array<{ PutRequest?: { Item: DynamoItem }; DeleteRequest?: { Key: DynamoItem } }>
+        >,
+      ).flatMap(([table, requests]) =>
+        requests.map((request) =>
+          target({ TableName: table, Item: request.PutRequest?.Item, Key: request.DeleteRequest?.Key }),
+        ),
+      );
+    case 'TransactWriteItems':
+      return ((data.TransactItems ?? []) as Array<Record<string, Spec>>).flatMap((item) =>
+        Object.entries(item).map(([kind, spec]) => ({
+          ...target(spec),
+          ...(kind === 'ConditionCheck' ? { checkOnly: true } : {}),
+        })),
+      );
+    default:
+      return [];
   }
 }
 

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sendAwsJson } from './aws-json.ts';
 import { type Authorizer, accessDeniedJson, accessKeyOf, eventsRequests } from './iam.ts';
+import type { Observer } from './observe.ts';
 
 interface PutEventsEntry {
   Source?: string;
@@ -15,6 +16,14 @@ interface PutEventsEntry {
   Time?: number | string;
 }
 
+/** An entry's size as EventBridge documents it ("Calculating PutEvents event entry size"). */
+const entryBytes = (entry: PutEventsEntry): number =>
+  (entry.Time === undefined ? 0 : 14) +
+  [entry.Source, entry.DetailType, entry.Detail, ...(entry.Resources ?? [])].reduce(
+    (sum, text) => sum + Buffer.byteLength(text ?? ''),
+    0,
+  );
+
 /**
  * Serves EventBridge's PutEvents (JSON 1.1) on loopback for the real SDK client, and appends each event to
  * a JSON Lines file in the shape a rule's target receives (`version`, `id`, `detail-type`, `source`, `time`,
@@ -24,6 +33,8 @@ export async function startLocalEventBridge(opts: {
   logFile: string;
   /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
   authorize?: Authorizer;
+  /** Told of every PutEvents it accepts (local/observe.ts). */
+  observe?: Observer;
 }): Promise<{ endpoint: string; logFile: string; close(): Promise<void> }> {
   await mkdir(path.dirname(opts.logFile), { recursive: true });
   // One append after another, so that lines never interleave.
@@ -87,11 +98,16 @@ export async function startLocalEventBridge(opts: {
       Promise.resolve()
         .then(async () => {
           const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
-          const denial = await opts.authorize?.(
-            accessKeyOf(req.headers.authorization, req.url ?? '/'),
-            eventsRequests('PutEvents', body),
-          );
-          return denial ? { denied: accessDeniedJson(denial) } : { out: await putEvents(body) };
+          const caller = accessKeyOf(req.headers.authorization, req.url ?? '/');
+          const denial = await opts.authorize?.(caller, eventsRequests('PutEvents', body));
+          if (denial) return { denied: accessDeniedJson(denial) };
+          opts.observe?.({
+            service: 'events',
+            caller,
+            operation: 'PutEvents',
+            entryBytes: ((body.Entries ?? []) as PutEventsEntry[]).map(entryBytes),
+          });
+          return { out: await putEvents(body) };
         })
         .then(
           (answer) => ('denied' in answer ? reply(400, answer.denied) : reply(200, answer.out)),

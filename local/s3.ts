@@ -15,6 +15,7 @@ import {
   s3Requests,
   s3Target,
 } from './iam.ts';
+import { type Observer, s3Operation } from './observe.ts';
 import { applyLifecycle, type LifecycleRule } from './s3-lifecycle.ts';
 
 // s3rver ships no type declarations; only the members used here are described.
@@ -42,6 +43,8 @@ export async function startLocalS3(opts: {
   iam?: LocalS3Iam;
   /** The bucket's expiration rules (local/s3-lifecycle.ts), applied by `clock`; default the machine's. */
   lifecycle?: { rules: readonly LifecycleRule[]; clock?: Clock };
+  /** Told of every request that reaches the store, when its answer is sent (local/observe.ts). */
+  observe?: Observer;
 }): Promise<{ endpoint: string; close(): Promise<void> }> {
   allowSingleDesOnOpenSsl3();
   const directory = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'local-s3-')));
@@ -69,10 +72,26 @@ export async function startLocalS3(opts: {
     if (!opts.dataDir) await rm(directory, { recursive: true, force: true });
     throw err;
   });
-  const front = await signatureCheckingFront(
-    server.callback(),
-    opts.iam && { ...opts.iam, store: server.store },
-  );
+  const store = server.callback();
+  const observe = opts.observe;
+  const observed: http.RequestListener = observe
+    ? (req, res) => {
+        const url = req.url ?? '/';
+        res.once('finish', () =>
+          observe({
+            service: 's3',
+            caller: accessKeyOf(req.headers.authorization, url),
+            operation: s3Operation(req.method ?? 'GET', url, req.headers),
+            key: s3Target(url).key,
+            presigned: /[?&]X-Amz-Signature=/.test(url),
+            requestBytes: Number(req.headers['content-length'] ?? 0) || 0,
+            status: res.statusCode,
+          }),
+        );
+        store(req, res);
+      }
+    : store;
+  const front = await signatureCheckingFront(observed, opts.iam && { ...opts.iam, store: server.store });
   return {
     endpoint: front.endpoint,
     async close() {

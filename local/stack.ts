@@ -19,6 +19,7 @@ import {
 } from './iam.ts';
 import { defaultInferenceWorkers, inferencePool } from './inference-pool.ts';
 import { invokeWithin, lambdaContext, loadHandler } from './lambda-runtime.ts';
+import type { Observer } from './observe.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
 import { type LocalFunction, readAssemblyTemplates, readTopology } from './template.ts';
@@ -88,6 +89,11 @@ export interface LocalStackOptions {
    * the machine's.
    */
   clock?: Clock;
+  /**
+   * Told of every request a stand-in answers and every function invocation (local/observe.ts), in this
+   * process: `npm run cost -- trace` counts one job's with it.
+   */
+  observe?: Observer;
 }
 
 export interface LocalStack {
@@ -97,6 +103,13 @@ export interface LocalStack {
   /** The job events published so far, one JSON object a line. */
   eventsLogFile: string;
   close(): Promise<void>;
+}
+
+/** The bytes of a Lambda proxy event's or answer's body. */
+function bodyBytes(message: unknown): number {
+  const { body, isBase64Encoded } = (message ?? {}) as { body?: unknown; isBase64Encoded?: boolean };
+  if (typeof body !== 'string') return 0;
+  return Buffer.byteLength(body, isBase64Encoded ? 'base64' : 'utf8');
 }
 
 /** Where a running stack publishes its endpoints, so `npm run cli` can reach the same data. */
@@ -172,15 +185,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     tables: topology.tables,
     transactionConflicts: options.transactionConflicts,
     authorize,
+    observe: options.observe,
   });
   const s3 = await startLocalS3({
     dataDir: dir('s3'),
     buckets: [LOCAL_BUCKET],
     iam: { authorize, accessKeyIds: [...policies.identities.keys()] },
     lifecycle: { rules: topology.lifecycle, clock: options.clock },
+    observe: options.observe,
   });
   const eventBus = await startLocalEventBridge({
     authorize,
+    observe: options.observe,
     logFile:
       options.eventsLogFile ??
       path.join(options.dataDir ?? (await mkdtemp(path.join(tmpdir(), 'photo-jobs-'))), 'events.jsonl'),
@@ -252,7 +268,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     return limit;
   };
   /** `started`: when the run begins, after any wait for a local instance (the task's clock starts then). */
-  const invokeFunction = async (functionId: string, payload: unknown, started?: () => void) => {
+  const run = async (functionId: string, payload: unknown, started?: () => void) => {
     const fn = topology.functions.get(functionId);
     if (!fn) throw new Error(`No function ${functionId} in the template`);
     if (fn.image && pool) return pool.invoke(payload, started);
@@ -262,6 +278,20 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       return invokeWithin(handler, payload, lambdaContext(functionId, fn.timeoutSeconds), fn.timeoutSeconds);
     });
   };
+  const observe = options.observe;
+  const invokeFunction: typeof run = !observe
+    ? run
+    : async (functionId, payload, started) => {
+        let from = performance.now();
+        try {
+          return await run(functionId, payload, () => {
+            from = performance.now();
+            started?.();
+          });
+        } finally {
+          observe({ service: 'lambda', function: functionId, durationMs: performance.now() - from });
+        }
+      };
 
   const sfn = await startLocalStepFunctions({
     stateMachines: {
@@ -273,6 +303,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     invoke: (resourceArn, payload, started) =>
       invokeFunction(resourceArn.split(':').pop()!, payload, started),
     authorize,
+    observe,
   });
   process.env.SFN_ENDPOINT = sfn.endpoint;
   // Every stand-in listens now: each function's environment is made, so that a variable the stack cannot
@@ -299,7 +330,19 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   const server = createApiServer(
     topology.routes.map((route) => ({
       routeKey: route.routeKey,
-      invoke: (event) => invokeFunction(route.functionId, event),
+      invoke: !observe
+        ? (event) => invokeFunction(route.functionId, event)
+        : async (event) => {
+            const result = await invokeFunction(route.functionId, event);
+            observe({
+              service: 'apigateway',
+              routeKey: route.routeKey,
+              function: route.functionId,
+              requestBytes: bodyBytes(event),
+              responseBytes: bodyBytes(result),
+            });
+            return result;
+          },
       ...(route.timeoutMs ? { timeoutMs: route.timeoutMs } : {}),
     })),
     { cors: topology.cors, throttle: topology.throttle },

@@ -12,6 +12,7 @@ import {
 } from 'aws-local-stepfunctions';
 import { readText, sendAwsJson } from './aws-json.ts';
 import { AccessDeniedError, type Authorizer, accessDeniedJson, accessKeyOf, sfnRequests } from './iam.ts';
+import type { Observer } from './observe.ts';
 import {
   asLambdaError,
   installPromiseWithResolvers,
@@ -76,6 +77,8 @@ export async function startLocalStepFunctions(opts: {
   stateFile?: string;
   /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
   authorize?: Authorizer;
+  /** Told of every API request it accepts (local/observe.ts). */
+  observe?: Observer;
 }): Promise<{ endpoint: string; close(): Promise<void>; idle(): Promise<void>; resume(): void }> {
   installPromiseWithResolvers();
   const scale = opts.retryIntervalScale ?? 1;
@@ -338,11 +341,10 @@ export async function startLocalStepFunctions(opts: {
         const handler = operations[op];
         if (!handler) throw new SfnError('UnknownOperationException', `Unsupported operation: ${op}`);
         const body = JSON.parse(text || '{}');
-        const denial = await opts.authorize?.(
-          accessKeyOf(req.headers.authorization, req.url ?? '/'),
-          sfnRequests(op, body),
-        );
+        const caller = accessKeyOf(req.headers.authorization, req.url ?? '/');
+        const denial = await opts.authorize?.(caller, sfnRequests(op, body));
         if (denial) throw new AccessDeniedError(denial);
+        opts.observe?.({ service: 'states', caller, operation: op });
         return handler(body as never);
       })
       .then(

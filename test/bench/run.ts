@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --runs N] [-- --only op,op]`: our operations and a peer doing the same work, side by side on the same
+ * `npm run bench [-- --runs N] [-- --only op,op] [-- --ours-only] [-- --json file]`: our operations and a peer doing the same work, side by side on the same
  * 12 MP photos in one invocation. The peer is `@imgly/background-removal-node@1.4.5` (the same ISNet
  * weights, fp16 "medium"), a dev dependency only: its `removeBackground` stands against our `background`
  * and `studio_background`, its `segmentForeground` against our `background_mask`. Every row runs in its own
@@ -22,6 +22,7 @@ import sharp from 'sharp';
 import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, type Operation } from '#core/jobs/operations.ts';
+import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { defaultModelSearchDirs } from '#models/locate.ts';
 import { carDetector } from '#vision/car-detector.ts';
@@ -78,6 +79,8 @@ interface ChildReport {
   coldMs?: number;
   runsMs?: number[];
   peakRssMb: number;
+  /** Ours: bytes of each warm run's photo, of every file it wrote, and of the file behind `url`. */
+  bytes?: Array<{ source: number; files: number; url: number }>;
   /** Outbound attempts refused in the child (peer only). */
   outbound?: string[];
 }
@@ -89,23 +92,29 @@ const arg = (name: string) => {
 const runs = Math.max(1, Number(arg('--runs') ?? process.env.BENCH_RUNS ?? 6));
 /** `--only background,background_mask`: those of our rows (and the peer rows they are compared with). */
 const only = arg('--only')?.split(',') as Operation[] | undefined;
+/** `--ours-only`: our rows alone, without the peer and the archive intake (the cost model's figures). */
+const oursOnly = process.argv.includes('--ours-only');
+/** `--json <file>`: our rows' figures also written there, for `npm run cost` (tools/cost/bench.json). */
+const jsonOut = arg('--json');
 const peakRssMb = () => process.resourceUsage().maxRSS / 1024;
 
 async function photos(): Promise<Buffer[]> {
   return Promise.all(SOURCE_PHOTOS.map((_, i) => readFile(benchImage(i))));
 }
 
-/** Times the first job from the process's start, then `runs` more. */
-async function timeJobs(job: (photo: Buffer) => Promise<unknown>, sources: Buffer[]) {
+/** Times the first job from the process's start, then `runs` more; `runs` holds each warm job's answer. */
+async function timeJobs<T>(job: (photo: Buffer) => Promise<T>, sources: Buffer[]) {
   await job(sources[0]!);
   const coldMs = performance.now();
   const runsMs: number[] = [];
+  const answers: Array<{ source: Buffer; answer: T }> = [];
   for (let i = 0; i < runs; i++) {
+    const source = sources[(i + 1) % sources.length]!;
     const started = performance.now();
-    await job(sources[(i + 1) % sources.length]!);
+    answers.push({ source, answer: await job(source) });
     runsMs.push(performance.now() - started);
   }
-  return { coldMs, runsMs };
+  return { coldMs, runsMs, answers };
 }
 
 /**
@@ -120,8 +129,8 @@ async function detectorOnly(): Promise<ChildReport> {
   const detector = await models.get('bench-detector-only', 'lpd-yunet', async (file) =>
     createPlateDetector(file, { intraOpNumThreads: models.threads, carDetector: await carDetector(models) }),
   );
-  const timed = await timeJobs((source) => hidePlates({ detector }, source, params), sources);
-  return { row: DETECTOR_ONLY, status: 'ok', ...timed, peakRssMb: peakRssMb() };
+  const { coldMs, runsMs } = await timeJobs((source) => hidePlates({ detector }, source, params), sources);
+  return { row: DETECTOR_ONLY, status: 'ok', coldMs, runsMs, peakRssMb: peakRssMb() };
 }
 
 /** One of our operations, in this process, through the same runner as the workers. */
@@ -130,11 +139,18 @@ async function ours(operation: Operation): Promise<ChildReport> {
   const sources = await photos();
   const runner = onnxOperationRunner();
   try {
-    const timed = await timeJobs(
+    const { coldMs, runsMs, answers } = await timeJobs(
       (source) => runner.run(operation, { source, sourceSha256: 'bench', params, background: null }),
       sources,
     );
-    return { row: operation, status: 'ok', ...timed, peakRssMb: peakRssMb() };
+    const sum = (files: OperationResult['files']) =>
+      files.reduce((total, file) => total + file.bytes.length, 0);
+    const bytes = answers.map(({ source, answer }) => ({
+      source: source.length,
+      files: sum(answer.files),
+      url: sum(answer.files.filter((file) => file.roles.includes('url'))),
+    }));
+    return { row: operation, status: 'ok', coldMs, runsMs, bytes, peakRssMb: peakRssMb() };
   } catch (error) {
     const absent = error instanceof ModelUnavailableError && /no model installed/.test(error.message);
     return {
@@ -201,11 +217,11 @@ async function peer(call: PeerCall): Promise<ChildReport> {
       output: { format: 'image/png', quality: 0.92 },
     };
     const sources = await photos();
-    const timed = await timeJobs(async (source) => {
+    const { coldMs, runsMs } = await timeJobs(async (source) => {
       const blob = await lib[call](new Blob([source], { type: 'image/jpeg' }), config);
       await blob.arrayBuffer();
     }, sources);
-    return { row, status: 'ok', ...timed, peakRssMb: peakRssMb(), outbound };
+    return { row, status: 'ok', coldMs, runsMs, peakRssMb: peakRssMb(), outbound };
   } catch (error) {
     return { row, status: 'failed', message: String(error), peakRssMb: peakRssMb(), outbound };
   }
@@ -284,6 +300,14 @@ function cpuTopology(): string {
 }
 
 async function main() {
+  // The file holds one run of every operation, each photo counted alike.
+  if (jsonOut && (only || runs % SOURCE_PHOTOS.length !== 0)) {
+    console.error(
+      `--json takes every operation (no --only) and --runs a multiple of ${SOURCE_PHOTOS.length}`,
+    );
+    process.exitCode = 2;
+    return;
+  }
   if (!existsSync(path.join(evalDir, SOURCE_PHOTOS[0]!))) {
     console.log(`No eval photos under ${evalDir} (see ../shared/eval/README.md): no benchmark.`);
     return;
@@ -317,7 +341,7 @@ async function main() {
   const operations = OPERATION_NAMES.filter((operation) => !only || only.includes(operation));
   const peers = new Map<PeerCall, ChildReport>();
   for (const call of PEER_CALLS) {
-    if (operations.some((operation) => PEER_OF[operation] === call))
+    if (!oursOnly && operations.some((operation) => PEER_OF[operation] === call))
       peers.set(call, spawnChild('--peer', call));
   }
   const rows: string[] = operations.flatMap((operation) =>
@@ -398,8 +422,61 @@ async function main() {
       ? 'Peer network: no outbound connection or fetch was attempted (its model came from its package dist/).'
       : `Peer network: REFUSED outbound attempts: ${outbound.join(', ')}`,
   );
-  console.log(`Load average after: ${os.loadavg()[0]!.toFixed(1)} (before: ${loadBefore.toFixed(1)})`);
-  for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
+  const loadAfter = os.loadavg()[0]!;
+  console.log(`Load average after: ${loadAfter.toFixed(1)} (before: ${loadBefore.toFixed(1)})`);
+  if (jsonOut) await writeBenchJson(jsonOut, reports, { before: loadBefore, after: loadAfter });
+  if (!oursOnly) for (const line of await archiveIntakeBench(repoRoot)) console.log(line);
+}
+
+/** A machine this busy before the run (load average per CPU) times other work as much as ours. */
+const QUIET_LOAD_PER_CPU = 1;
+
+/**
+ * Our rows' figures as tools/cost/ reads them: the mean bytes of each run's photo and files, always; the p50
+ * only from a quiet machine, else the run times already in the file stay, with their date and load.
+ */
+async function writeBenchJson(file: string, reports: ChildReport[], load: { before: number; after: number }) {
+  const mean = (values: number[]) => Math.round(values.reduce((a, b) => a + b, 0) / values.length);
+  const ours = reports.filter(
+    (report) =>
+      figures(report) && report.bytes && (OPERATION_NAMES as readonly string[]).includes(report.row),
+  );
+  const stamp = {
+    measured: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+    command: `npm run bench -- ${process.argv.slice(2).join(' ')}`,
+    host: `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}, ${cpuTopology()})`,
+    loadAverage: { before: Number(load.before.toFixed(1)), after: Number(load.after.toFixed(1)) },
+  };
+  const sizes = {
+    ...stamp,
+    operations: Object.fromEntries(
+      ours.map((report) => [
+        report.row,
+        {
+          sourceBytes: mean(report.bytes!.map((b) => b.source)),
+          filesBytes: mean(report.bytes!.map((b) => b.files)),
+          urlBytes: mean(report.bytes!.map((b) => b.url)),
+        },
+      ]),
+    ),
+  };
+  const quiet = load.before <= QUIET_LOAD_PER_CPU * os.cpus().length;
+  const kept = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).durations : undefined;
+  const durations = quiet
+    ? {
+        ...stamp,
+        operations: Object.fromEntries(
+          ours.map((report) => [report.row, { p50Ms: Math.round(figures(report)!.p50 * 1000) }]),
+        ),
+      }
+    : kept;
+  await writeFile(file, `${JSON.stringify({ sizes, durations }, null, 2)}\n`);
+  console.log(
+    quiet
+      ? `Figures written to ${file}`
+      : `Sizes written to ${file}; the run times there stay (${kept?.measured ?? 'none yet'}): load average ` +
+          `${load.before.toFixed(1)} is over ${QUIET_LOAD_PER_CPU} per CPU`,
+  );
 }
 
 const childOperation = arg('--child') as Operation | undefined;

@@ -38,7 +38,9 @@ const ALLOWED: Record<string, readonly string[]> = {
   // lib/config.ts makes the route table from the endpoints' own statements (functions/api/endpoints.ts).
   lib: ['layers/core', 'functions'],
   // Offline tools (fitting a head) run the operations' own code on labelled photos; nothing imports them.
-  tools: ['layers/core', 'layers/config', 'layers/vision', 'models'],
+  // The cost model (tools/cost/) reads the synthesized app and traces jobs on the embedded stack through the
+  // project's client, with an API key made as the CLI makes one.
+  tools: ['layers/core', 'layers/config', 'layers/aws', 'layers/vision', 'models', 'lib', 'local', 'client'],
   // The client's types are the server's own schemas, endpoint ones included (type imports only).
   client: ['layers/core', 'layers/http', 'functions'],
   local: [

@@ -41,7 +41,11 @@ describe('a flood from one key', () => {
     expect(served).toBeLessThanOrEqual(2 * KEY_BURST);
     expect(refused.length).toBe(flood.length - served);
     expect(refused[0]).toMatchObject({
-      body: { code: 429, result: false, message: expect.stringMatching(/this API key \(limit: 0\.1 a second/) },
+      body: {
+        code: 429,
+        result: false,
+        message: expect.stringMatching(/this API key \(limit: 0\.1 a second/),
+      },
     });
     expect(Number(refused[0]!.retryAfter)).toBeGreaterThanOrEqual(1);
 
