@@ -262,7 +262,7 @@ function outlinePlates(card, plates) {
   else after.addEventListener('load', draw, { once: true });
   const toggle = $('.outline-plates', card);
   const show = () => {
-    svg.hidden = !toggle.checked;
+    svg.toggleAttribute('hidden', !toggle.checked);
   };
   toggle.addEventListener('change', show);
   show();
