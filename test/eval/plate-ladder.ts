@@ -11,7 +11,8 @@
  *    `openSource` and `find`, as the service does. Plates take the two frames in turn.
  * 4. Per rung: recall with its 95% Wilson interval; fills that hide no known plate of either photo, per
  *    composite. Evidence in eval-out/plate-ladder-*.jsonl, a line per photo or composite: a rerun reads
- *    it back (delete it after a change of the finder).
+ *    it back (delete it after a change of the finder). Photos go in `ladderOrder`, so PLATE_EVAL_SAMPLE=n
+ *    (n photos a source) reports the first part of a run stopped early.
  */
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
@@ -138,6 +139,36 @@ export function pastePosition(
 /** The frame's plates a paste at `rect` leaves in sight: one it overlaps at all is no longer that plate. */
 export const uncovered = (plates: readonly Box[], rect: Box): Box[] =>
   plates.filter((p) => overlapArea(p, rect) === 0);
+
+/**
+ * The photos in the ladder's order: each source's in an order fixed by a hash of the file's name, the
+ * sources in turn, at most `perSource` of each. Any first part of the full order is then a sample of every
+ * source spread through its list (ro's frames come a video at a time), and a sample's evidence is the
+ * full run's.
+ */
+export function ladderOrder<T extends { readonly file: string; readonly source: string }>(
+  photos: readonly T[],
+  perSource = Number.POSITIVE_INFINITY,
+): T[] {
+  const hash = (s: string) => {
+    let h = 2166136261;
+    for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;
+    return h;
+  };
+  const bySource = new Map<string, T[]>();
+  for (const p of photos) bySource.set(p.source, [...(bySource.get(p.source) ?? []), p]);
+  const lists = [...bySource.values()].map((list) =>
+    list
+      .map((p) => ({ p, h: hash(path.basename(p.file)) }))
+      .sort((a, b) => a.h - b.h || a.p.file.localeCompare(b.p.file))
+      .map(({ p }) => p)
+      .slice(0, perSource),
+  );
+  const longest = Math.max(0, ...lists.map((l) => l.length));
+  return Array.from({ length: longest }, (_, i) =>
+    lists.flatMap((l) => (i < l.length ? [l[i]!] : [])),
+  ).flat();
+}
 
 export interface RungResult {
   readonly rung: number;
@@ -354,32 +385,19 @@ const percent = (k: number, n: number) => `${k}/${n}`;
 export async function evalPlateLadder(evalDir: string, models: ModelCache, outDir: string): Promise<string> {
   await mkdir(outDir, { recursive: true });
   const detector = await plateDetector(models);
-  const photos = (await sourcePhotos(evalDir)).filter((p) =>
-    (PLATE_SOURCES as readonly string[]).includes(p.source),
+  const every = await sourcePhotos(evalDir, Number.POSITIVE_INFINITY);
+  const photos = ladderOrder(
+    every.filter((p) => (PLATE_SOURCES as readonly string[]).includes(p.source)),
+    Number(process.env.PLATE_EVAL_SAMPLE) || Number.POSITIVE_INFINITY,
   );
   const others = await otherPlates(evalDir);
   // From every photo, not the sample: a frame's plates are known whichever photos are run.
-  const every = await sourcePhotos(evalDir, Number.POSITIVE_INFINITY);
   const known = (file: string) => [
     ...(every.find((p) => p.file === file)?.labels ?? []),
     ...(others.get(file) ?? []),
   ];
 
-  // 1. Which plates the finder finds at their own size.
-  const ownFile = path.join(outDir, 'plate-ladder-own.jsonl');
-  const own = new Map((await readLines<OwnSize>(ownFile)).map((o) => [o.file, o]));
-  for (const photo of photos) {
-    if (own.has(photo.file)) continue;
-    const fills = (await detector.find(await openSource(await readFile(photo.file)))).map(fillBoxOf);
-    const line: OwnSize = { file: photo.file, found: photo.labels.map((l) => hidden(fills, l)) };
-    own.set(photo.file, line);
-    await appendFile(ownFile, `${JSON.stringify(line)}\n`);
-  }
-  const ladder = photos.flatMap((photo) =>
-    photo.labels.flatMap((_, label) => (own.get(photo.file)?.found[label] ? [{ photo, label }] : [])),
-  );
-
-  // 2. The frames, and what the finder does on each alone.
+  // 1. The frames, and what the finder does on each alone.
   const frames: LadderFrame[] = [];
   const bare: string[] = [];
   for (const spec of LADDER_FRAMES) {
@@ -395,42 +413,58 @@ export async function evalPlateLadder(evalDir: string, models: ModelCache, outDi
     );
   }
 
-  // 3. Every plate at every rung it can be shrunk to.
+  // 2. Photo by photo, so that a run stopped early has whole plates of every source: whether the finder
+  // finds each plate at its own size, then each found one at every rung it can be shrunk to.
+  const ownFile = path.join(outDir, 'plate-ladder-own.jsonl');
+  const own = new Map((await readLines<OwnSize>(ownFile)).map((o) => [o.file, o]));
   const ladderFile = path.join(outDir, 'plate-ladder.jsonl');
   const done = new Map((await readLines<RungLine>(ladderFile)).map((l) => [l.key, l]));
   const results: RungLine[] = [];
-  for (const [turn, { photo, label }] of ladder.entries()) {
-    // Never a plate in its own photo: the frame would show the same car twice.
-    const pick = turn % frames.length;
-    const frame = frames[frames[pick]!.file === photo.file ? (pick + 1) % frames.length : pick]!;
-    for (const rung of LADDER_RUNGS) {
-      const key = `${photo.file}#${label}@${rung} in ${frame.name}`;
-      const cached = done.get(key);
-      if (cached) {
-        results.push(cached);
-        continue;
-      }
-      const c = await composite(frame, photo, label, rung, turn, others.get(photo.file));
-      if (!c) continue;
-      const start = performance.now();
-      const judged = await judge(detector, c);
-      const line: RungLine = {
-        key,
-        rung,
-        source: photo.source,
-        frame: frame.name,
-        plate: c.plate,
-        ...judged,
-        seconds: (performance.now() - start) / 1000,
-      };
-      results.push(line);
-      await appendFile(ladderFile, `${JSON.stringify(line)}\n`);
+  let turn = 0;
+  for (const photo of photos) {
+    let ownSize = own.get(photo.file);
+    if (!ownSize) {
+      const fills = (await detector.find(await openSource(await readFile(photo.file)))).map(fillBoxOf);
+      ownSize = { file: photo.file, found: photo.labels.map((l) => hidden(fills, l)) };
+      own.set(photo.file, ownSize);
+      await appendFile(ownFile, `${JSON.stringify(ownSize)}\n`);
     }
+    for (const [label, found] of ownSize.found.entries()) {
+      if (!found) continue;
+      // Never a plate in its own photo: the frame would show the same car twice.
+      const pick = turn % frames.length;
+      const frame = frames[frames[pick]!.file === photo.file ? (pick + 1) % frames.length : pick]!;
+      for (const rung of LADDER_RUNGS) {
+        const key = `${photo.file}#${label}@${rung} in ${frame.name}`;
+        const cached = done.get(key);
+        if (cached) {
+          results.push(cached);
+          continue;
+        }
+        const c = await composite(frame, photo, label, rung, turn, others.get(photo.file));
+        if (!c) continue;
+        const start = performance.now();
+        const judged = await judge(detector, c);
+        const line: RungLine = {
+          key,
+          rung,
+          source: photo.source,
+          frame: frame.name,
+          plate: c.plate,
+          ...judged,
+          seconds: (performance.now() - start) / 1000,
+        };
+        results.push(line);
+        await appendFile(ladderFile, `${JSON.stringify(line)}\n`);
+      }
+      turn++;
+    }
+    if (own.size % 25 === 0) console.error(`plate ladder: ${own.size} photos, ${results.length} composites`);
   }
 
   const perSource = PLATE_SOURCES.map((s) => {
-    const labelled = photos.filter((p) => p.source === s).reduce((n, p) => n + p.labels.length, 0);
-    return `${s} ${percent(ladder.filter((l) => l.photo.source === s).length, labelled)}`;
+    const of = photos.filter((p) => p.source === s).map((p) => own.get(p.file)!.found);
+    return `${s} ${percent(of.flat().filter(Boolean).length, of.flat().length)}`;
   });
   const seconds = results.map((r) => r.seconds).sort((a, b) => a - b);
   return [

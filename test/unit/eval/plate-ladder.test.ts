@@ -4,6 +4,7 @@ import {
   firstBelow,
   frameFit,
   holdsDownTo,
+  ladderOrder,
   ladderReport,
   pastePosition,
   placeBox,
@@ -72,6 +73,25 @@ describe('the scale ladder’s rungs', () => {
     // Every place covers the large plate; the left one leaves the small one at the right edge in sight.
     expect(pastePosition(FRAME_SIZE, wide, [large, small], 3)).toEqual({ x: 0, y: 2150 });
     expect(uncovered([large, small], { x: 0, y: 2150, w: 3900, h: 200 })).toEqual([small]);
+  });
+});
+
+describe('the scale ladder’s order', () => {
+  const photos = ['eu', 'ro'].flatMap((source) =>
+    Array.from({ length: 6 }, (_, i) => ({ source, file: `/x/${source}-${i}.jpg` })),
+  );
+
+  it('takes the sources in turn, each in a fixed order that is not its list’s', () => {
+    const order = ladderOrder(photos);
+    expect(order).toHaveLength(12);
+    expect(order.map((p) => p.source)).toEqual(Array.from({ length: 12 }, (_, i) => (i % 2 ? 'ro' : 'eu')));
+    const eachReversed = ['eu', 'ro'].flatMap((s) => photos.filter((p) => p.source === s).reverse());
+    expect(ladderOrder(eachReversed)).toEqual(order);
+    expect(order.filter((p) => p.source === 'eu')).not.toEqual(photos.filter((p) => p.source === 'eu'));
+  });
+
+  it('a sample is the first part of the full order', () => {
+    expect(ladderOrder(photos, 2)).toEqual(ladderOrder(photos).slice(0, 4));
   });
 });
 
