@@ -173,6 +173,7 @@ export function ladderOrder<T extends { readonly file: string; readonly source: 
 export interface RungResult {
   readonly rung: number;
   readonly source: string;
+  readonly frame: string;
   readonly found: boolean;
   /** Fills that hide no known plate of the frame or of the pasted photo. */
   readonly offLabels: number;
@@ -185,23 +186,28 @@ export interface RungTally {
   readonly offLabels: number;
   readonly withOffLabels: number;
   readonly bySource: ReadonlyMap<string, { plates: number; found: number }>;
+  readonly byFrame: ReadonlyMap<string, { plates: number; found: number }>;
 }
 
 export function tallyRungs(results: readonly RungResult[]): RungTally[] {
   return LADDER_RUNGS.map((rung) => {
     const at = results.filter((r) => r.rung === rung);
-    const bySource = new Map<string, { plates: number; found: number }>();
-    for (const r of at) {
-      const s = bySource.get(r.source) ?? { plates: 0, found: 0 };
-      bySource.set(r.source, { plates: s.plates + 1, found: s.found + (r.found ? 1 : 0) });
-    }
+    const by = (key: (r: RungResult) => string) => {
+      const groups = new Map<string, { plates: number; found: number }>();
+      for (const r of at) {
+        const g = groups.get(key(r)) ?? { plates: 0, found: 0 };
+        groups.set(key(r), { plates: g.plates + 1, found: g.found + (r.found ? 1 : 0) });
+      }
+      return groups;
+    };
     return {
       rung,
       plates: at.length,
       found: at.filter((r) => r.found).length,
       offLabels: at.reduce((sum, r) => sum + r.offLabels, 0),
       withOffLabels: at.filter((r) => r.offLabels > 0).length,
-      bySource,
+      bySource: by((r) => r.source),
+      byFrame: by((r) => r.frame),
     };
   }).filter((t) => t.plates > 0);
 }
@@ -229,7 +235,7 @@ const interval = (k: number, n: number) => {
   return `[${lo.toFixed(3)}, ${hi.toFixed(3)}]`;
 };
 
-/** Markdown tables (docs/quality.md takes them as they are): per rung, then per source. */
+/** Markdown tables (docs/quality.md takes them as they are): per rung, then per source and per frame. */
 export function ladderReport(tallies: readonly RungTally[]): string {
   const lines = [
     '| plate height | plates | found | recall | 95% interval | fills off the labels per composite | composites with one [95%] |',
@@ -240,19 +246,21 @@ export function ladderReport(tallies: readonly RungTally[]): string {
         `${(t.offLabels / t.plates).toFixed(2)} | ${(t.withOffLabels / t.plates).toFixed(3)} ${interval(t.withOffLabels, t.plates)} |`,
     ),
   ];
-  const sources = [...new Set(tallies.flatMap((t) => [...t.bySource.keys()]))];
-  lines.push(
-    '',
-    `| plate height | ${sources.join(' | ')} |`,
-    `|---|${sources.map(() => '---').join('|')}|`,
-    ...tallies.map((t) => {
-      const cells = sources.map((s) => {
-        const c = t.bySource.get(s);
-        return c ? `${c.found}/${c.plates}` : '-';
-      });
-      return `| ${t.rung} px | ${cells.join(' | ')} |`;
-    }),
-  );
+  for (const group of ['bySource', 'byFrame'] as const) {
+    const keys = [...new Set(tallies.flatMap((t) => [...t[group].keys()]))];
+    lines.push(
+      '',
+      `| plate height | ${keys.join(' | ')} |`,
+      `|---|${keys.map(() => '---').join('|')}|`,
+      ...tallies.map((t) => {
+        const cells = keys.map((k) => {
+          const c = t[group].get(k);
+          return c ? `${c.found}/${c.plates}` : '-';
+        });
+        return `| ${t.rung} px | ${cells.join(' | ')} |`;
+      }),
+    );
+  }
   const held = holdsDownTo(tallies);
   const below = firstBelow(tallies);
   lines.push(
@@ -359,6 +367,21 @@ export async function otherPlates(evalDir: string): Promise<Map<string, Box[]>> 
   return byFile;
 }
 
+/** Every photo of the sources (not a sample), the plates of other cars, and the frames with their plates. */
+export async function ladderSetup(
+  evalDir: string,
+): Promise<{ every: SourcePhoto[]; others: Map<string, Box[]>; frames: LadderFrame[] }> {
+  const every = await sourcePhotos(evalDir, Number.POSITIVE_INFINITY);
+  const others = await otherPlates(evalDir);
+  const frames: LadderFrame[] = [];
+  for (const spec of LADDER_FRAMES) {
+    const file = path.join(evalDir, spec.file);
+    const known = [...(every.find((p) => p.file === file)?.labels ?? []), ...(others.get(file) ?? [])];
+    frames.push(await loadFrame(file, known));
+  }
+  return { every, others, frames };
+}
+
 async function readLines<T>(file: string): Promise<T[]> {
   if (!existsSync(file)) return [];
   return (await readFile(file, 'utf8'))
@@ -385,30 +408,20 @@ const percent = (k: number, n: number) => `${k}/${n}`;
 export async function evalPlateLadder(evalDir: string, models: ModelCache, outDir: string): Promise<string> {
   await mkdir(outDir, { recursive: true });
   const detector = await plateDetector(models);
-  const every = await sourcePhotos(evalDir, Number.POSITIVE_INFINITY);
+  const { every, others, frames } = await ladderSetup(evalDir);
   const photos = ladderOrder(
     every.filter((p) => (PLATE_SOURCES as readonly string[]).includes(p.source)),
     Number(process.env.PLATE_EVAL_SAMPLE) || Number.POSITIVE_INFINITY,
   );
-  const others = await otherPlates(evalDir);
-  // From every photo, not the sample: a frame's plates are known whichever photos are run.
-  const known = (file: string) => [
-    ...(every.find((p) => p.file === file)?.labels ?? []),
-    ...(others.get(file) ?? []),
-  ];
 
-  // 1. The frames, and what the finder does on each alone.
-  const frames: LadderFrame[] = [];
+  // 1. What the finder does on each frame alone.
   const bare: string[] = [];
-  for (const spec of LADDER_FRAMES) {
-    const file = path.join(evalDir, spec.file);
-    const frame = await loadFrame(file, known(file));
-    frames.push(frame);
+  for (const frame of frames) {
     const raw = { width: FRAME_SIZE.width, height: FRAME_SIZE.height, channels: 3 as const };
     const bytes = await sharp(frame.pixels, { raw }).jpeg({ quality: 90 }).toBuffer();
     const fills = (await detector.find(await openSource(bytes))).map(fillBoxOf);
     bare.push(
-      `${spec.name} (${spec.file}): ${frame.plates.filter((p) => hidden(fills, p)).length} of its ` +
+      `${frame.name} (${path.relative(evalDir, frame.file)}): ${frame.plates.filter((p) => hidden(fills, p)).length} of its ` +
         `${frame.plates.length} known plates found, ${offLabels(fills, frame.plates).length} fills off them`,
     );
   }

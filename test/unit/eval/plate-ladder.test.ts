@@ -15,7 +15,13 @@ import {
 } from '../../eval/plate-ladder.ts';
 
 const results = (rung: number, plates: number, found: number, source = 'eu'): RungResult[] =>
-  Array.from({ length: plates }, (_, i) => ({ rung, source, found: i < found, offLabels: i === 0 ? 2 : 0 }));
+  Array.from({ length: plates }, (_, i) => ({
+    rung,
+    source,
+    frame: i % 2 ? 'street' : 'car park',
+    found: i < found,
+    offLabels: i === 0 ? 2 : 0,
+  }));
 
 describe('the scale ladder’s frames', () => {
   it('a 4:3 photo is enlarged to 4000x3000 whole, its plates with it', () => {
@@ -103,6 +109,7 @@ describe('the scale ladder’s figures', () => {
       [25, 10, 7, 2, 1],
     ]);
     expect(tallies[0]!.bySource.get('us')).toEqual({ plates: 4, found: 4 });
+    expect(tallies[1]!.byFrame.get('car park')).toEqual({ plates: 5, found: 4 });
   });
 
   it('the ladder holds down to the last rung of an unbroken run at 0.9 or more', () => {
