@@ -9,8 +9,8 @@
  *    enlarged: rungs above the plate's own height are skipped), pasted in the frame's lower half off the
  *    frame's plates where there is room (`pastePosition`), encoded as JPEG q90 and searched through
  *    `openSource` and `find`, as the service does. Plates take the two frames in turn.
- * 4. Per rung: recall with its 95% Wilson interval; fills that hide no known plate of either photo, per
- *    composite. Evidence in eval-out/plate-ladder-*.jsonl, a line per photo or composite: a rerun reads
+ * 4. Per rung: recall with its 95% Wilson interval, and per source, frame and view (a close-up photo or
+ *    a scene); fills that hide no known plate of either photo, per composite. Evidence in eval-out/plate-ladder-*.jsonl, a line per photo or composite: a rerun reads
  *    it back (delete it after a change of the finder). Photos go in `ladderOrder`, so PLATE_EVAL_SAMPLE=n
  *    (n photos a source) reports the first part of a run stopped early.
  */
@@ -42,6 +42,8 @@ export const LADDER_FRAMES = [
   { name: 'car park', file: 'plates/us/car9.jpg' },
 ] as const;
 const RECALL_FLOOR = 0.9;
+/** As plate-sources.ts counts a close-up. */
+const CLOSE_UP_SHARE = 0.2;
 /** Places across the lower half that a paste may take. */
 const SLOTS = 5;
 
@@ -174,6 +176,11 @@ export interface RungResult {
   readonly rung: number;
   readonly source: string;
   readonly frame: string;
+  /**
+   * 'close-up' where the plate spans `CLOSE_UP_SHARE` of its photo's width or more: shrunk, such a photo
+   * is a plate with little car around it, which no vehicle pass finds. 'scene' otherwise.
+   */
+  readonly view: 'close-up' | 'scene';
   readonly found: boolean;
   /** Fills that hide no known plate of the frame or of the pasted photo. */
   readonly offLabels: number;
@@ -187,6 +194,7 @@ export interface RungTally {
   readonly withOffLabels: number;
   readonly bySource: ReadonlyMap<string, { plates: number; found: number }>;
   readonly byFrame: ReadonlyMap<string, { plates: number; found: number }>;
+  readonly byView: ReadonlyMap<string, { plates: number; found: number }>;
 }
 
 export function tallyRungs(results: readonly RungResult[]): RungTally[] {
@@ -208,6 +216,7 @@ export function tallyRungs(results: readonly RungResult[]): RungTally[] {
       withOffLabels: at.filter((r) => r.offLabels > 0).length,
       bySource: by((r) => r.source),
       byFrame: by((r) => r.frame),
+      byView: by((r) => r.view),
     };
   }).filter((t) => t.plates > 0);
 }
@@ -235,7 +244,7 @@ const interval = (k: number, n: number) => {
   return `[${lo.toFixed(3)}, ${hi.toFixed(3)}]`;
 };
 
-/** Markdown tables (docs/quality.md takes them as they are): per rung, then per source and per frame. */
+/** Markdown tables (docs/quality.md takes them as they are): per rung, then per source, frame and view. */
 export function ladderReport(tallies: readonly RungTally[]): string {
   const lines = [
     '| plate height | plates | found | recall | 95% interval | fills off the labels per composite | composites with one [95%] |',
@@ -246,7 +255,7 @@ export function ladderReport(tallies: readonly RungTally[]): string {
         `${(t.offLabels / t.plates).toFixed(2)} | ${(t.withOffLabels / t.plates).toFixed(3)} ${interval(t.withOffLabels, t.plates)} |`,
     ),
   ];
-  for (const group of ['bySource', 'byFrame'] as const) {
+  for (const group of ['bySource', 'byFrame', 'byView'] as const) {
     const keys = [...new Set(tallies.flatMap((t) => [...t[group].keys()]))];
     lines.push(
       '',
@@ -397,7 +406,6 @@ interface OwnSize {
 
 interface RungLine extends RungResult {
   readonly key: string;
-  readonly frame: string;
   readonly plate: Box;
   readonly fills: readonly Box[];
   readonly seconds: number;
@@ -442,8 +450,11 @@ export async function evalPlateLadder(evalDir: string, models: ModelCache, outDi
       own.set(photo.file, ownSize);
       await appendFile(ownFile, `${JSON.stringify(ownSize)}\n`);
     }
+    const { width } = await sharp(photo.file).metadata();
     for (const [label, found] of ownSize.found.entries()) {
       if (!found) continue;
+      // Judged again on cached lines too: older ones were written without it.
+      const view = photo.labels[label]!.w >= CLOSE_UP_SHARE * width! ? 'close-up' : 'scene';
       // Never a plate in its own photo: the frame would show the same car twice.
       const pick = turn % frames.length;
       const frame = frames[frames[pick]!.file === photo.file ? (pick + 1) % frames.length : pick]!;
@@ -451,7 +462,7 @@ export async function evalPlateLadder(evalDir: string, models: ModelCache, outDi
         const key = `${photo.file}#${label}@${rung} in ${frame.name}`;
         const cached = done.get(key);
         if (cached) {
-          results.push(cached);
+          results.push({ ...cached, view });
           continue;
         }
         const c = await composite(frame, photo, label, rung, turn, others.get(photo.file));
@@ -463,6 +474,7 @@ export async function evalPlateLadder(evalDir: string, models: ModelCache, outDi
           rung,
           source: photo.source,
           frame: frame.name,
+          view,
           plate: c.plate,
           ...judged,
           seconds: (performance.now() - start) / 1000,

@@ -19,6 +19,7 @@ const results = (rung: number, plates: number, found: number, source = 'eu'): Ru
     rung,
     source,
     frame: i % 2 ? 'street' : 'car park',
+    view: i < 2 ? ('close-up' as const) : ('scene' as const),
     found: i < found,
     offLabels: i === 0 ? 2 : 0,
   }));
@@ -110,6 +111,7 @@ describe('the scale ladder’s figures', () => {
     ]);
     expect(tallies[0]!.bySource.get('us')).toEqual({ plates: 4, found: 4 });
     expect(tallies[1]!.byFrame.get('car park')).toEqual({ plates: 5, found: 4 });
+    expect(tallies[1]!.byView.get('close-up')).toEqual({ plates: 2, found: 2 });
   });
 
   it('the ladder holds down to the last rung of an unbroken run at 0.9 or more', () => {
