@@ -38,7 +38,7 @@ import {
 } from '#vision/math/plate-evidence.ts';
 import type { ModelCache } from '#vision/models.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
-import { plateOutlines, plateToFill } from '#vision/plate-detector.ts';
+import { type PlateDetection, plateOutlines, plateToFill } from '#vision/plate-detector.ts';
 import { wilson } from './analysis.ts';
 
 const DAMAGE_COST = 2;
@@ -65,7 +65,10 @@ async function readCsv(file: string): Promise<string[][]> {
 }
 
 /** Every photo of every source, labels grouped by photo. */
-export async function sourcePhotos(evalDir: string): Promise<SourcePhoto[]> {
+export async function sourcePhotos(
+  evalDir: string,
+  perSource = Number(process.env.PLATE_EVAL_SAMPLE) || Number.POSITIVE_INFINITY,
+): Promise<SourcePhoto[]> {
   const byFile = new Map<string, SourcePhoto & { labels: Box[] }>();
   const add = (file: string, source: string, box?: Box) => {
     let photo = byFile.get(file);
@@ -96,7 +99,7 @@ export async function sourcePhotos(evalDir: string): Promise<SourcePhoto[]> {
     });
   for (const [file, , view] of rows)
     if (view === 'side_left' || view === 'side_right') add(path.join(evalDir, file!), 'side-views');
-  return sample([...byFile.values()], Number(process.env.PLATE_EVAL_SAMPLE) || Number.POSITIVE_INFINITY);
+  return sample([...byFile.values()], perSource);
 }
 
 /**
@@ -169,10 +172,12 @@ export async function readEvidence(file: string): Promise<PhotoEvidence[]> {
     .map((l) => JSON.parse(l) as PhotoEvidence);
 }
 
-/** The box around what the service fills for this candidate (`plateOutlines`, as every operation fills). */
-function fillBox(c: PlateCandidate): Box {
-  return boundingBox(plateOutlines([plateToFill(c)]).flat());
+/** The box around what the service fills for this plate (`plateOutlines`, as every operation fills). */
+export function fillBoxOf(plate: PlateDetection): Box {
+  return boundingBox(plateOutlines([plate]).flat());
 }
+
+const fillBox = (c: PlateCandidate): Box => fillBoxOf(plateToFill(c));
 
 function covers(fill: Box, label: Box): boolean {
   if (boxIoU(fill, label) >= 0.5) return true;
@@ -191,7 +196,7 @@ function intersection(a: Box, b: Box): Box | null {
  * Whether the fills hide the plate: one of them `covers` it, or those touching it cover 80% of it
  * together (counted on a pixel grid) while at most 4 times its area (two halves of one plate's row).
  */
-function hidden(fills: readonly Box[], label: Box): boolean {
+export function hidden(fills: readonly Box[], label: Box): boolean {
   if (fills.some((f) => covers(f, label))) return true;
   const touching = fills.filter((f) => intersection(f, label));
   if (touching.length < 2 || touching.reduce((a, f) => a + f.w * f.h, 0) > 4 * label.w * label.h)
@@ -205,6 +210,11 @@ function hidden(fills: readonly Box[], label: Box): boolean {
     for (let x = x0 + 0.5; x < x0 + w; x++)
       if (touching.some((f) => x >= f.x && x < f.x + f.w && y >= f.y && y < f.y + f.h)) inside++;
   return inside >= 0.8 * w * h;
+}
+
+/** The fills that hide no label they touch: on something else, or an unlabelled plate. */
+export function offLabels(fills: readonly Box[], labels: readonly Box[]): Box[] {
+  return fills.filter((f) => !labels.some((l) => intersection(f, l) && hidden(fills, l)));
 }
 
 interface Tally {
@@ -273,8 +283,7 @@ export function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): 
   for (const p of photos) {
     t.photos++;
     const fills = selectPlates(p.candidates, p.size, rule).map(fillBox);
-    const unmatched = fills.filter((f) => !p.labels.some((l) => intersection(f, l) && hidden(fills, l)));
-    t.fills += unmatched.length;
+    t.fills += offLabels(fills, p.labels).length;
     if (fills.length > 0) t.photosWithFill++;
     p.labels.forEach((label, i) => {
       const found = hidden(fills, label);
