@@ -8,7 +8,7 @@ import {
   type RouteEntry,
   type RouteMethod,
   routes,
-} from '../functions/api/endpoints.ts';
+} from '../functions/api/route-table.ts';
 import { errorNames } from '../layers/core/error-names.ts';
 import { API_PREFIX } from '../layers/core/jobs/envelope.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';

@@ -125,7 +125,7 @@ describe('architecture', () => {
     ).toEqual([]);
   });
 
-  it('lets lib/ read of functions/ only the list of endpoints, whose schema.ts files state the routes', () => {
+  it('lets lib/ read of functions/ only the route table, made from the schema.ts files that state the routes', () => {
     const reads: string[] = [];
     for (const [file, { specifiers }] of imports) {
       if (roomOf(file) !== 'lib') continue;
@@ -134,7 +134,7 @@ describe('architecture', () => {
         if (target && roomOf(target) === 'functions') reads.push(`${file} -> ${target}`);
       }
     }
-    expect(reads).toEqual(['lib/config.ts -> functions/api/endpoints.ts']);
+    expect(reads).toEqual(['lib/config.ts -> functions/api/route-table.ts']);
   });
 
   it('has integration tests wait on events with test/support/eventually.ts, never on a fixed sleep', () => {

@@ -4,7 +4,7 @@ import { MethodNotAllowedError, NotFoundError } from '#core/errors.ts';
 import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { routeTable } from '#http/routes.ts';
-import { routeKeys } from '../endpoints.ts';
+import { routeKeys } from '../route-table.ts';
 
 /** The routes the API has, from the table they are made from, so that this answer never drifts from them. */
 const table = routeTable(routeKeys);
