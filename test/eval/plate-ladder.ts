@@ -25,6 +25,7 @@ import { plateDetector } from '#vision/operations/plate.ts';
 import type { PlateDetector } from '#vision/plate-detector.ts';
 import { wilson } from './analysis.ts';
 import {
+  CLOSE_UP_SHARE,
   fillBoxOf,
   hidden,
   offLabels,
@@ -42,8 +43,6 @@ export const LADDER_FRAMES = [
   { name: 'car park', file: 'plates/us/car9.jpg' },
 ] as const;
 const RECALL_FLOOR = 0.9;
-/** As plate-sources.ts counts a close-up. */
-const CLOSE_UP_SHARE = 0.2;
 /** Places across the lower half that a paste may take. */
 const SLOTS = 5;
 

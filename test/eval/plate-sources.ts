@@ -42,6 +42,9 @@ import { type PlateDetection, plateOutlines, plateToFill } from '#vision/plate-d
 import { wilson } from './analysis.ts';
 
 const DAMAGE_COST = 2;
+/** A plate at least this share of its photo's width is a close-up (the misses' causes, the recall split). */
+export const CLOSE_UP_SHARE = 0.2;
+
 export const PLATE_SOURCES = ['eu', 'us', 'br', 'ro', 'in'] as const;
 export const PLATELESS_SOURCES = ['interiors', 'side-views'] as const;
 
@@ -260,7 +263,7 @@ export function missCause(
   const condition =
     share < 0.08
       ? 'far (< 8% of the width)'
-      : share >= 0.2
+      : share >= CLOSE_UP_SHARE
         ? 'close-up (>= 20% of the width)'
         : luma < 60
           ? 'dark (mean luma < 60)'
@@ -290,7 +293,7 @@ export function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): 
       const share = label.w / p.size.width;
       t.plates++;
       if (found) t.found++;
-      if (share >= 0.2) {
+      if (share >= CLOSE_UP_SHARE) {
         t.closePlates++;
         if (found) t.closeFound++;
       }
