@@ -1,6 +1,6 @@
 /**
  * `npm run packages [-- client|cdk]`: the two packages users install, built from this repository and
- * packed into dist/packages/*.tgz (docs/decisions.md, "What users install"). The manifests are written
+ * packed into dist/packages/*.tgz (docs/decisions/0054-what-users-install.md). The manifests are written
  * here; what they state (version, licence, the aws-cdk-lib and constructs ranges) comes from package.json.
  * - `photo-jobs-client`: the typed client and the `photo-jobs` CLI as ESM JavaScript with one declaration
  *   file, and no dependencies. Its types are the server's schemas, expanded into plain object types so that

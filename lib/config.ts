@@ -99,10 +99,9 @@ export const inference = {
   timeoutSeconds: 120,
   ephemeralStorageGiB: 2,
   /**
-   * Read by glibc when the runtime process starts. onnxruntime's and libvips' threads each got a malloc
-   * arena of their own (up to 8 per core), and freed ISNet and image buffers stayed resident in them: two
-   * arenas took 17-90 MB off every operation's peak RSS (background_mask 998 -> 909 MB) at the same speed
-   * (docs/decisions.md). `npm run bench` starts its rows of our operations with the same variables.
+   * Read by glibc when the runtime process starts: two malloc arenas instead of one per thread keep freed
+   * ISNet and image buffers from staying resident (docs/decisions/0024-inference-memory-and-threads.md).
+   * `npm run bench` starts its rows of our operations with the same variables.
    */
   processEnvironment: { MALLOC_ARENA_MAX: '2' },
   /**

@@ -15,7 +15,7 @@ import { writeVerified } from '#models/write-verified.ts';
  * joined model file is used, never the package's code (the package is AGPL-3.0, the weights MIT).
  */
 export const ISNET_PACKAGE = '@imgly/background-removal-data';
-/** The resource in `resources.json` that joins into MODELS.isnet (see decisions.md for small vs medium). */
+/** The resource in `resources.json` that joins into MODELS.isnet (see docs/decisions/0023-isnet-segmenter.md for small vs medium). */
 export const ISNET_RESOURCE = '/models/medium';
 
 const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

@@ -108,7 +108,7 @@ export const MODELS = {
       'The weights are ISNet from xuebinqin/DIS under MIT (per the package ThirdPartyLicenses.json); the npm ' +
       'package that ships them is AGPL-3.0, so only the joined model file is used, never the package code. ' +
       'Chosen over isnet-small: the same masks (IoU 0.993-0.999 between the two on eval photos) and 1.3-2x ' +
-      'faster on a 2-core x86 CPU (decisions.md).',
+      'faster on a 2-core x86 CPU (docs/decisions/0023-isnet-segmenter.md).',
     sha256: 'b6e8497ba978a6f5fbb647e419d2696cd80df5a23cb6a8ea532021911bd76acb',
     bytes: 88_188_479,
     input:
@@ -128,7 +128,7 @@ export const MODELS = {
     license: 'MIT',
     licenseNote:
       "As isnet. onnxruntime's x86 CPU provider has no float16 Conv, so the float16 file runs with casts " +
-      'around every node: this one takes about 0.65x its time and memory for the same masks (decisions.md).',
+      'around every node: this one takes about 0.65x its time and memory for the same masks (docs/decisions/0023-isnet-segmenter.md).',
     sha256: 'adaf267e6966b9cbe247537dc413bef9952b7979e436e3bea8d941f9939d9579',
     bytes: 176_161_110,
     input: 'as isnet; the one output is "output" [1,1,1024,1024]',

@@ -37,7 +37,7 @@ export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
     ...workflowAdapter(cfg, clients),
     masterKey: masterKeyLoader(cfg),
     // One per process (a Lambda container, or `npm start`): reads by a key verified in the last seconds
-    // skip reading it again (docs/decisions.md, "Verified keys").
+    // skip reading it again (docs/decisions/0008-verified-keys-for-reads.md).
     verifiedKeys: verifiedKeys(),
     policy: {
       allowKeyInQuery: cfg.ALLOW_KEY_IN_QUERY,

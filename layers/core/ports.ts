@@ -210,7 +210,7 @@ export interface ObjectStreams {
   ): Promise<{ bytes: number }>;
 }
 
-/** Batches (docs/decisions.md, Batches): one record with the lists that move, plus one record per item. */
+/** Batches (docs/decisions/0032-batches-are-jobs-driven-by-settlement.md): one record with the lists that move, plus one record per item. */
 export interface BatchRepository {
   /** Store a new batch and its items; the items go first, so a batch is never read without them. */
   create(batch: Batch, items: BatchItem[]): Promise<void>;

@@ -10,7 +10,7 @@ export const STORAGE_PREFIXES = {
   results: { prefix: 'results/', expireDays: 30 },
   /** Reusable source images (POST /assets). */
   assets: { prefix: 'assets/', expireDays: 7 },
-  /** A batch's archive, its extracted photos and its download archives (docs/decisions.md, Batches). */
+  /** A batch's archive, its extracted photos and its download archives (docs/decisions/0034-batch-archives.md). */
   batches: { prefix: 'batches/', expireDays: 30 },
   /** Results kept by content hash so a repeated photo is not inferred again (`inference_cached`). */
   cache: { prefix: 'cache/', expireDays: 30 },

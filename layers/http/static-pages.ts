@@ -6,7 +6,7 @@ import type { HttpResult } from './responses.ts';
 
 /**
  * The web console (`/`) and the API reference (`/docs`) are static files served by one API function, so
- * that the page a user opens locally is the page `cdk deploy` serves (docs/decisions.md, "Web console").
+ * that the page a user opens locally is the page `cdk deploy` serves (docs/decisions/0043-web-console-and-api-reference.md).
  * In the Lambda bundle the files sit beside `index.mjs` (copied by the function's bundling hook); from the
  * sources they sit in the repository (`web/`, `node_modules/swagger-ui-dist/`).
  */

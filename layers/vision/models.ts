@@ -12,8 +12,8 @@ export interface ModelOptions {
   modelsDir?: string;
   /**
    * onnxruntime intra-op threads per session; 0 (the default) means every CPU this process may use.
-   * onnxruntime's own default is one thread per *physical* core: on a 2-vCPU host that is one thread, and
-   * ISNet took 5.1 s where two threads took 3.5 s (decisions.md).
+   * onnxruntime's own default is one thread per *physical* core, which leaves hyperthreads idle
+   * (docs/decisions/0024-inference-memory-and-threads.md).
    */
   threads?: number;
 }

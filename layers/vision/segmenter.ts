@@ -67,20 +67,15 @@ export async function createIsnetSegmenter(
   let session: ort.InferenceSession;
   try {
     session = await ort.InferenceSession.create(modelPath, {
-      // 'all' adds x86's NCHWc layout, which keeps blocked copies of the weights: 0.23 GB more resident
-      // from the load on, 0.1-0.15 GB higher peaks and a load of 2.7 s instead of 1.5 s, for runs about
-      // 10% faster. Memory is the binding target here (decisions.md).
+      // Not 'all': x86's NCHWc layout keeps blocked copies of the weights, more memory for slightly faster
+      // runs (docs/decisions/0024-inference-memory-and-threads.md).
       graphOptimizationLevel: 'extended',
       executionMode: 'sequential',
-      // The arena keeps the memory of one run's tensors for the next: without it every run asked the OS
-      // for about 450 MB afresh (110k page faults, 0.8 s of a 2.2 s run on a microVM); with it runs take
-      // 1.3 s. The memory pattern is off: with it the arena also held one pre-planned block for all of a
-      // run's tensors and grew to 2.2 GB resident; without it the peak is the same as with no arena
-      // (about 0.8 GB for load and runs), held between runs (decisions.md).
+      // The arena keeps one run's tensor memory for the next (fresh pages are slow on a microVM); the
+      // memory pattern would add a pre-planned block on top of it (docs/decisions/0024).
       enableCpuMemArena: true,
       enableMemPattern: false,
-      // Measured on the float32 file, 2 threads: without prepacked copies of the weights peak RSS of the
-      // runs is about 0.1 GB lower and stays flat between runs, at the same speed (decisions.md).
+      // No prepacked copies of the weights: a lower, flat RSS at the same speed (docs/decisions/0024).
       extra: { session: { disable_prepacking: '1' } },
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
     });

@@ -36,7 +36,7 @@ const partialAreas = {
   keyBackgrounds: storageKeys.keyBackground('*', '*'),
 };
 
-/** What the inference function reads and writes in the bucket (docs/decisions.md, Least privilege). */
+/** What the inference function reads and writes in the bucket (docs/decisions/0047-photojobs-construct-and-least-privilege.md). */
 export const inferenceObjectAccess = {
   read: [
     objectsIn('sources'),
@@ -85,7 +85,7 @@ export function dataAccess(table: dynamodb.ITable, bucket: s3.IBucket) {
     );
     // Every "does it exist yet" check (the inference cache, a batch's download, an upload) lists the key
     // (layers/aws/s3-objects.ts), so listing is allowed only under the prefixes the role reads. A read of a
-    // missing key may still be a 403 with this grant: the code never relies on its 404 (docs/decisions.md).
+    // missing key may still be a 403 with this grant: the code never relies on its 404 (docs/decisions/0051-aws-behaviour-reproduced-locally.md).
     if (actions.includes('s3:GetObject')) {
       grantee.grantPrincipal.addToPrincipalPolicy(
         new iam.PolicyStatement({

@@ -53,7 +53,7 @@ export function createJobTasks(
   existingEventBus?: events.IEventBus,
 ) {
   const prepareJob = createTaskFunction(ctx, workflowHandlers.prepareJob, {});
-  // Settling a batch item starts the batch's next item (docs/decisions.md, Batches). By ARN: the state
+  // Settling a batch item starts the batch's next item (docs/decisions/0032-batches-are-jobs-driven-by-settlement.md). By ARN: the state
   // machine depends on this function.
   const settleJob = createTaskFunction(ctx, workflowHandlers.settleJob, {
     STATE_MACHINE_ARN: ctx.stateMachineArn,

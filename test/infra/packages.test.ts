@@ -20,7 +20,7 @@ import {
 } from './support/consumer-projects.ts';
 
 /**
- * The two packages as their users get them (docs/decisions.md, "What users install"): built and packed by
+ * The two packages as their users get them (docs/decisions/0054-what-users-install.md): built and packed by
  * bin/packages.ts, installed from the tarball into projects made by `cdk init` and `npm init`, and
  * used there with the projects' own commands. Installs come from npm's cache (`npm run warm-consumers`);
  * without it these tests skip, except under CI, where .ci/run fills the cache and a miss fails.

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { OPERATION_NAMES } from '#core/jobs/operations.ts';
@@ -104,7 +104,7 @@ describe('README.md', () => {
       'docs/security.md',
       'docs/quality.md',
       'docs/webhooks.md',
-      'docs/decisions.md',
+      'docs/decisions/README.md',
     ]) {
       expect(readme, doc).toContain(`](${doc})`);
       expect(() => read(doc), `${doc} exists`).not.toThrow();
@@ -119,5 +119,40 @@ describe('docs/runbook.md', () => {
     expect(alarms.length).toBeGreaterThan(5);
     const runbook = read('docs/runbook.md');
     expect(alarms.filter((alarm) => !runbook.includes(`| \`${alarm}\` |`))).toEqual([]);
+  });
+});
+
+describe('docs/decisions/', () => {
+  const dir = 'docs/decisions';
+  const records = readdirSync(path.join(REPO, dir)).filter((file) => /^\d{4}-[a-z0-9-]+\.md$/.test(file));
+  const index = read(`${dir}/README.md`);
+
+  it('keeps one short record per decision, each numbered once and listed in the index', () => {
+    expect(records.length).toBeGreaterThan(40);
+    const numbers = records.map((file) => file.slice(0, 4));
+    expect(new Set(numbers).size, 'two records share a number').toBe(numbers.length);
+    const long = records.filter((file) => read(`${dir}/${file}`).trimEnd().split('\n').length >= 40);
+    expect(long, 'a record states what holds now in under 40 lines').toEqual([]);
+    expect(records.filter((file) => !index.includes(`](${file})`))).toEqual([]);
+  });
+});
+
+describe('relative links', () => {
+  const documents = execFileSync('git', ['ls-files', '*.md'], { cwd: REPO, encoding: 'utf8' })
+    .split('\n')
+    .filter((file) => file && !file.startsWith('node_modules/'));
+
+  it('point at files that exist', () => {
+    const broken: string[] = [];
+    for (const file of documents) {
+      if (!existsSync(path.join(REPO, file))) continue;
+      for (const match of read(file).matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = match[1]!.split('#')[0]!;
+        if (!target || /^[a-z]+:/i.test(target)) continue;
+        if (!existsSync(path.resolve(REPO, path.dirname(file), target))) broken.push(`${file}: ${match[1]}`);
+      }
+    }
+    expect(documents).toContain('docs/decisions/README.md');
+    expect(broken).toEqual([]);
   });
 });

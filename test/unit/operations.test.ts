@@ -30,11 +30,17 @@ describe('price sentences in the docs', () => {
   const sentences: Array<[string, string]> = [
     ['README.md', `Edits cost ${credits(edit)} and analyses ${analysis}, reserved when the job`],
     [
-      'docs/decisions.md',
+      'docs/decisions/0005-error-statuses.md',
       `the account cannot cover the reservation (${edit} per edit, ${analysis} per analysis)`,
     ],
-    ['docs/decisions.md', `inserted with its ${edit}-credit reservation`],
-    ['docs/decisions.md', `\`cost_credits\` is what was charged (${edit} × succeeded)`],
+    [
+      'docs/decisions/0032-batches-are-jobs-driven-by-settlement.md',
+      `inserted with its ${edit}-credit reservation`,
+    ],
+    [
+      'docs/decisions/0032-batches-are-jobs-driven-by-settlement.md',
+      `\`cost_credits\` is what was charged (${edit} × succeeded)`,
+    ],
   ];
 
   it.each(sentences)('%s says: %s', (file, sentence) => {

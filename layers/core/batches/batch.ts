@@ -16,7 +16,7 @@ import type {
  * `unpacking` while a workflow step reads the archive from storage and stores its photos;
  * `processing` starts items while fewer than `concurrency` run; `paused` starts none and lets the
  * running ones finish; `completed`, `cancelled` and `failed` (the archive could not be unpacked) are
- * final (docs/decisions.md, Batches).
+ * final (docs/decisions/0033-batch-states-and-moves.md).
  */
 export const BATCH_STATUSES = [
   'unpacking',
@@ -157,7 +157,7 @@ export function outcomeOf(job: Job): ItemOutcome {
   };
 }
 
-/** The Batch resource (spec 2.7, fields decided in docs/decisions.md). */
+/** The Batch resource (spec 2.7, fields decided in docs/decisions/0033-batch-states-and-moves.md). */
 export function batchResource(batch: Batch, items: BatchItem[]) {
   const statusOf = itemStatusOf(batch);
   const runningJob = new Map(batch.running.map((entry) => [entry.item, entry.jobId]));

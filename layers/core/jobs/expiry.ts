@@ -1,7 +1,7 @@
 /**
  * When a job's stored files are gone. The bucket's lifecycle rules delete them (lib/ makes the rules from
  * STORAGE_PREFIXES), but S3 removes expired objects late and asynchronously, so the service decides from the
- * job's own timestamps instead of from whether an object is still there (docs/decisions.md, "Expiry").
+ * job's own timestamps instead of from whether an object is still there (docs/decisions/0044-expiry-from-timestamps.md).
  */
 import { STORAGE_PREFIXES } from '../storage-layout.ts';
 import type { Job, JobOutput } from './job.ts';

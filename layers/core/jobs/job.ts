@@ -70,7 +70,7 @@ export const CENTER_FRAMING: FramingTarget = {
 /**
  * The canvas of a centred car (`framing: center`), width:height; `keep` is the photo's own shape. Unset:
  * CENTER_ASPECT_DEFAULT. The canvas has the photo's pixel count, so a landscape photo of that shape keeps
- * its size and a portrait one turns landscape (decisions.md, "A canvas a listing site takes").
+ * its size and a portrait one turns landscape (docs/decisions/0029-canvas-and-framing.md).
  */
 export const ASPECTS = ['keep', '4:3', '3:2', '16:9', '1:1'] as const;
 export type Aspect = (typeof ASPECTS)[number];

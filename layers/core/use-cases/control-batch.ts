@@ -51,7 +51,7 @@ export async function readBatch(deps: BatchDeps, caller: Caller, batchId: string
 
 /**
  * Pause, resume, cancel or retry a batch (POST /batches/{batch_id}/{action}); the moves are in
- * layers/core/batches/transitions.ts and docs/decisions.md.
+ * layers/core/batches/transitions.ts and docs/decisions/0033-batch-states-and-moves.md.
  * 1. 404 for an unknown batch or another owner's; 409 for a move its status does not allow.
  * 2. Write the move under the batch's version, re-deciding on a concurrent change.
  * 3. cancel: ask each running item's job to cancel (a queued job is cancelled and released at once,

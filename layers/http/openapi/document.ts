@@ -363,7 +363,7 @@ export const WEBHOOKS: Json = {
         'Sent to the key’s default webhook (as it was when the batch was created) when the batch completes, ' +
         'or when a cancelled batch’s last running photo has ended, with what GET /batches/{batch_id} ' +
         'answers then. Signed like the job webhook. One attempt only for now: no retry schedule and no ' +
-        'delivery log yet (docs/decisions.md, Batches). Item jobs send no webhook of their own.',
+        'delivery log yet (docs/decisions/0035-batch-download-and-webhook.md). Item jobs send no webhook of their own.',
       parameters: [
         header(BATCH_HEADER, 'The batch id.'),
         header(WEBHOOK_HEADERS.event, 'The event.', ['batch.completed', 'batch.cancelled']),

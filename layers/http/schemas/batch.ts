@@ -58,7 +58,7 @@ export const Batch = z
         '`unpacking` while a workflow step reads the archive and stores its photos (items appear when it ' +
           'ends); `processing` starts photos while fewer than `concurrency` run; `paused` starts none and ' +
           'lets the running ones finish; `completed` once nothing waits or runs; `cancelled` by its owner; ' +
-          '`failed` when the archive could not be unpacked (see `error`). See docs/decisions.md (Batches).',
+          '`failed` when the archive could not be unpacked (see `error`). See docs/decisions/0033-batch-states-and-moves.md.',
       ),
     pause_reason: z
       .enum(PAUSE_REASONS)

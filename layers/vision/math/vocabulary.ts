@@ -19,7 +19,7 @@ export const VIEWS = [
 ] as const;
 export type View = (typeof VIEWS)[number];
 
-/** English labels; the only language so far (see docs/decisions.md, "Vision: analyze"). */
+/** English labels; the only language so far (see docs/decisions/0037-analyze-output.md). */
 export const LABELS: Readonly<Record<PhotoType | View, string>> = {
   exterior: 'Exterior',
   interior: 'Interior',

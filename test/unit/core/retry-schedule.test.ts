@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeRetrySchedule, retryScheduleSeconds } from '#core/webhooks/retry-schedule.ts';
@@ -22,7 +22,8 @@ describe('the webhook retry schedule', () => {
 
   it('is what the prose says: every "N attempts over about …" in README and docs/ follows the schedule', () => {
     const repo = path.resolve(import.meta.dirname, '..', '..', '..');
-    const docs = ['README.md', ...['runbook.md', 'webhooks.md', 'decisions.md'].map((f) => `docs/${f}`)];
+    const records = readdirSync(path.join(repo, 'docs', 'decisions')).map((f) => `docs/decisions/${f}`);
+    const docs = ['README.md', ...['runbook.md', 'webhooks.md'].map((f) => `docs/${f}`), ...records];
     // 1 attempt and `maxAttempts` retries, over the longest the retries can take.
     const expected = describeRetrySchedule(webhookRetry).replace(
       /^\d+ times/,

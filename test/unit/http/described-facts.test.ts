@@ -227,7 +227,10 @@ describe('the docs and the console', () => {
       'docs/security.md',
       `| image pixels | ${formatCount(MAX_IMAGE_PIXELS)}, and ${formatCount(MAX_IMAGE_SIDE)} px a side`,
     ],
-    ['docs/decisions.md', `(${formatMegapixels(MAX_IMAGE_PIXELS)}, read from the header before decoding`],
+    [
+      'docs/decisions/0036-direct-uploads-and-size-limits.md',
+      `(${formatMegapixels(MAX_IMAGE_PIXELS)}, read from the header before decoding`,
+    ],
     [
       'web/console/index.html',
       `id="plate-color" name="plate_color" type="color" value="${DEFAULT_PLATE_COLOR}"`,

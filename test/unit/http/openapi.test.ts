@@ -283,7 +283,7 @@ describe('OpenAPI document', () => {
     ]);
   });
 
-  it('states the interface decisions of docs/decisions.md', () => {
+  it('states the interface decisions of docs/decisions/0001 and 0002', () => {
     const schemas = (document.components as Json).schemas;
     expect(schemas.JobEnvelope.description).toMatch(/flat object/);
     expect(schemas.JobEnvelope.properties.result.description).toMatch(/failed or was cancelled/);
