@@ -109,10 +109,8 @@ export async function encodeResult(image: DecodedImage, options: OutputOptions =
   if (format === 'webp')
     return done(await raw.webp({ quality: OUTPUT_QUALITY.webp, alphaQuality: 100 }).toBuffer());
   if (channels === 4) raw = raw.flatten({ background: '#ffffff' });
-  // mozjpeg mode (trellis, progressive scans) took 7x as long on a 9 MP photo (0.7-1 s) to save 20% of bytes.
-  // Optimised Huffman tables (sharp's default) make libjpeg keep every coefficient of the photo until a
-  // second pass: 76 MB of fresh memory for a 12 MP photo, 0.3-0.7 s of page faults on a microVM (Lambda's
-  // Firecracker too) against 0.05-0.06 s for the one-pass encode, for 3-7% fewer bytes; pixels identical.
+  // One pass, no mozjpeg: optimised Huffman tables hold every coefficient of the photo in fresh memory for a
+  // few percent fewer bytes (docs/decisions/0024-inference-memory-and-threads.md).
   return done(
     await raw.jpeg({ quality: OUTPUT_QUALITY.jpg, mozjpeg: false, optimiseCoding: false }).toBuffer(),
   );

@@ -281,7 +281,7 @@ function printTable(cells: string[][]) {
 /**
  * Physical cores, threads per core and the widest x86 vector unit, from /proc/cpuinfo. onnxruntime sizes its
  * thread pools by physical cores, and the peer's parallel execution mode turns its memory pattern off only
- * with more than one (docs/quality.md: 2.0 GB against 1.0 GB on two vCPUs); kernels depend on the vector
+ * with more than one (docs/quality.md, Speed and memory: the peer's RSS halves there); kernels depend on the vector
  * unit. Tables from hosts that differ here do not compare.
  */
 function cpuTopology(): string {

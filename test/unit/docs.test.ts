@@ -137,6 +137,15 @@ describe('docs/decisions/', () => {
   });
 });
 
+describe('docs/quality.md', () => {
+  it('is read in one sitting: under 300 lines, each figure with the command that produces it', () => {
+    const quality = read('docs/quality.md');
+    expect(quality.trimEnd().split('\n').length).toBeLessThan(300);
+    expect(quality).toContain('npm run eval');
+    expect(quality).toContain('npm run bench');
+  });
+});
+
 describe('relative links', () => {
   const documents = execFileSync('git', ['ls-files', '*.md'], { cwd: REPO, encoding: 'utf8' })
     .split('\n')

@@ -209,8 +209,7 @@ const channelMean = (map: FeatureMapLike, c: number): number => {
  * map minus the right half's. The last is what tells a front three-quarter from the opposite rear
  * three-quarter: at 224 px for the whole car both are the same wedge, while each half seen at 224 px
  * shows its end of the car (grille and headlights, or tail lights and boot) well enough to say which end
- * is on which side (held out on the listing views, fitted without crops: 175-177 of 200 right without it,
- * 181-183 with it; docs/quality.md has what it does in the shipped fit).
+ * is on which side (docs/decisions/0038-analyze-head-and-refusals.md; figures in docs/quality.md, Analysis).
  */
 export function cnnFeatures(maps: CarMaps): Float32Array {
   const { whole } = maps;

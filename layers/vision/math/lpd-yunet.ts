@@ -81,7 +81,7 @@ export interface LpdOutputs {
 }
 
 export interface LpdDecodeOptions {
-  /** EU plates score low: 0.5 loses about a quarter of them, 0.3 keeps recall above 0.95. */
+  /** Low, because EU plates score low in a single pass (the finder's own rule is `PLATE_RULE`). */
   readonly scoreThreshold?: number;
   readonly nmsThreshold?: number;
   readonly maxDetections?: number;
@@ -188,7 +188,7 @@ export function repairCollapsedCorners(corners: readonly [Point, Point, Point, P
 }
 
 export interface LpdInputSizeOptions {
-  /** Wider images are scaled down to this width; 640 gave recall 0.95-0.98 on the openalpr benchmark photos. */
+  /** Wider images are scaled down to this width, chosen for recall on the openalpr benchmark photos. */
   readonly targetWidth?: number;
   /** Caps the long side of portrait images, which would otherwise cost more than the width implies. */
   readonly maxSide?: number;
@@ -200,10 +200,9 @@ export interface LpdInputSizeOptions {
 
 /**
  * Model input size for an image: aspect ratio kept (up to the rounding), at most `targetWidth` wide and
- * `maxSide` long, sides rounded to `multiple`. Small images are not enlarged: upscaling the 380 px listing
- * photos of the eval set put a false plate on 87 of 200 interior shots against 18 at their own size, for
- * one benchmark plate more. The dynamic graph accepts any size, and rounding to 8, 16, 32 or 64 gave the
- * same recall; 32 keeps the distortion under 3% at 640 px. No side is under 64: at 32 px the graph's last
+ * `maxSide` long, sides rounded to `multiple`. Small images are not enlarged: an upscaled small photo draws
+ * false plates on interiors. The dynamic graph accepts any size; rounding to 32 keeps the distortion under
+ * 3% at 640 px. No side is under 64: at 32 px the graph's last
  * head still gives one row of outputs where the floor arithmetic of `lpdPriorCount` (right at 64 px and
  * above) gives none, and a thin panorama or a tiny crop failed with a 500.
  */

@@ -11,7 +11,7 @@ import { PLATE_TEXT_DEFAULTS, type Reading, unionBox } from '#vision/math/ocr.ts
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
 export const PROPOSAL_FLOOR = 0.05;
-/** At most this many close looks per photo (each costs about 35 ms on one core). */
+/** At most this many close looks per photo (each an LPD-YuNet run: docs/quality.md, Speed and memory). */
 export const MAX_PROPOSALS = 5;
 /** The crop is this many plate widths wide (a plate's width taken as at least twice its height). */
 export const LOOK_CONTEXT = 3;
@@ -125,12 +125,8 @@ export interface PlateRule {
 }
 
 /**
- * The gates (aspect, outside, stacking) and the threshold were chosen by grouped 5-fold cross-validation
- * on ../shared/eval/plates (test/eval/plates.ts). The two text thresholds are the rule of least cost
- * (misses per plate plus two per fill per photo without a plate, averaged over the sources) on all seven
- * sources of test/eval/plate-sources.ts, which chose them for six of the seven sources held out. That
- * choice had the threshold at 0.45; 0.40 is kept: 0.45 lost the plate of eu1.jpg enlarged to 12 MP (a
- * test), and on the eval it traded one Romanian plate for four fills off the labels (docs/quality.md).
+ * Chosen at least cost (a miss per plate, two per non-plate fill) held out by source; the threshold stays
+ * under the chosen 0.45 so a plate in plain view is not answered 803 (docs/quality.md, Plates; shipped rule).
  */
 export const PLATE_RULE: PlateRule = {
   threshold: 0.4,

@@ -51,7 +51,7 @@ export async function analyzeModels(models: ModelCache): Promise<AnalyzeModels> 
  * whole-photo pass 640 px, and MobileNetV2 224 px of the car box, so a car a quarter of the photo wide
  * still reaches it. A 12 MP JPEG is decoded at 1/4 (1000x750) by libjpeg's shrink-on-load: the full
  * decode (0.2 s, 36 MB) and every model's resize from 12 MP are not paid. Photos up to 1600 px are
- * decoded whole, as before (the listing photos, most street photos).
+ * decoded whole (the listing photos, most street photos).
  */
 export const ANALYSIS_SIDE = 800;
 
