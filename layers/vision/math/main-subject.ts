@@ -398,8 +398,8 @@ export function regionCoverage(matte: Matte, region: Box): number {
 
 /**
  * Below this alpha a pixel of the segmenter's own matte is no part of a faint car. Chosen on the Romanian
- * night frames (ro-0115..ro-0124, docs/quality.md): ISNet is sure only of a car's lit lamps there and gives
- * its body 0.1-0.3; 16 refused 1 of 10, 24 two, 32 and 48 four, 64 five. Any photo reaching this rule
+ * night frames (ro-0115..ro-0124; docs/quality.md, Refusals per source): ISNet is sure only of a car's lit
+ * lamps there and gives its body 0.1-0.3, and the lowest level tried refused fewest. Any photo reaching this rule
  * has under 1% of sure foreground, so a lower level only decides between a rough cut-out and an 802.
  */
 export const FAINT_LEVEL = 16;
