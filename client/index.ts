@@ -240,7 +240,7 @@ export function createClient(options: ClientOptions) {
     } while (before !== null);
   }
 
-  /** A batch of a ZIP sent in the request (`archive`, up to 6 MB) or uploaded before (`upload_id`). */
+  /** A batch of a ZIP sent in the request (`archive`, up to about 4.45 MiB inline: the service's `MAX_INLINE_BODY_BYTES`) or uploaded before (`upload_id`). */
   async function createBatch(input: CreateBatchInput): Promise<BatchCreated> {
     const { archive, background_file, ...fields } = input;
     if (!archive) {

@@ -3,7 +3,7 @@ import { storageKeys } from '../storage-layout.ts';
 
 /**
  * A direct upload (POST /uploads): the client PUTs its file straight to storage with a presigned URL,
- * past API Gateway's 6 MB body limit, then names it as `upload_id` wherever a source is taken.
+ * past the largest body a request may carry inline (MAX_INLINE_BODY_BYTES, about 4.45 MiB), then names it as `upload_id` wherever a source is taken.
  * Usable by any number of jobs, assets and batches of its owner until `expiresAt` (docs/decisions/0036-direct-uploads-and-size-limits.md).
  */
 export interface Upload {
