@@ -75,6 +75,11 @@ export async function evalMainCarDavis(evalDir: string, models: ModelCache): Pro
       sums.raw[k] += r[k];
       sums.service[k] += s[k];
     }
+    // PHOTO_JOBS_DAVIS_LOG=1: a line per frame, for paired before/after comparisons of a rule.
+    if (process.env.PHOTO_JOBS_DAVIS_LOG)
+      console.log(
+        `  ${frame.name} iou ${s.iou.toFixed(4)} beyond ${s.beyond.toFixed(4)} lost ${s.lost.toFixed(4)}`,
+      );
     if (s.iou < r.iou - 0.02) worse.push(`${frame.name} (${r.iou.toFixed(3)} -> ${s.iou.toFixed(3)})`);
   }
   const n = Math.max(1, frames.length);

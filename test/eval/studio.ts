@@ -125,7 +125,10 @@ export async function evalStudio(
     .sort();
   // PHOTO_JOBS_STUDIO_SAMPLE=n: an evenly spread sample of n photos, for a machine too busy for all of them.
   const sample = Number(process.env.PHOTO_JOBS_STUDIO_SAMPLE ?? 0);
-  const photos = sample > 0 ? spread(all, sample) : all;
+  // PHOTO_JOBS_STUDIO_ONLY=a,b: only the photos whose file name holds one of these, to look at a few again.
+  const only = process.env.PHOTO_JOBS_STUDIO_ONLY?.split(',').filter(Boolean) ?? [];
+  const chosen = only.length > 0 ? all.filter((f) => only.some((part) => f.includes(part))) : all;
+  const photos = sample > 0 ? spread(chosen, sample) : chosen;
   const cacheDir = path.join(repoRoot, '.cache', 'eval-studio');
   const thumbDir = path.join(outDir, 'studio-sheet');
   await mkdir(cacheDir, { recursive: true });

@@ -64,9 +64,17 @@ export interface MainSubjectOptions {
   /**
    * Nothing of the car reaches further than this share of its box outside the box: pixels beyond are
    * another object joined to the car (a car behind it that NanoDet missed, a wall, a person leaning on it).
-   * Wide enough for a roof antenna, a roof box or an open door.
+   * Wide enough for a roof antenna, a roof box, an open door, and NanoDet's box stopping short of a car
+   * the photo's edge cuts (0.15 at the sides cut a listing Daewoo's own rear, docs/decisions/pending-studio-main-car.md).
    */
   readonly reach?: number;
+  /**
+   * A box whose top lies at least this share of its height below the image's top marks a roof the frame
+   * does not cut (NanoDet stops short of the roof by up to 0.074 of the car on 95% of the turntable frames),
+   * so a part running up to the image's top from behind the roof is a pole or a sign, cleared as beyond
+   * the reach.
+   */
+  readonly roofClearance?: number;
   /**
    * A part of the kept foreground not connected to the car (its largest component) stays only when at
    * least this share of the car: the other half of a car a pole stands in front of does, a floating exhaust
@@ -79,6 +87,12 @@ export interface MainSubjectOptions {
    * under a drift car's rear wing (2.8%) was filled on the DAVIS masks.
    */
   readonly maxHoleShare?: number;
+  /**
+   * The same for a hole whose centre lies below the middle of the main box: nothing of the background
+   * shows through a car's doors, sills or wheels, where the segmenter leaves holes on reflections and
+   * dark rims; the gaps that are real (under a rear wing, a spoiler, through the cabin) lie above it.
+   */
+  readonly maxLowHoleShare?: number;
   /**
    * Soft (below FOREGROUND) pixels further than this from the kept car, in pixels, are cleared: the edge's
    * ramp is a few pixels wide, a ghost smudge is not part of it. Null: 3 pixels per 1024 of the longer side,
@@ -110,13 +124,14 @@ export interface MainSubjectResult {
  * 1. Pixels inside another car's box but outside the main box (grown by `othersMargin`) and pixels further
  *    than `reach` outside the main box are cleared; above the roof line (the box's top), so is every part
  *    that runs on up to the edge of `reach`: a pole, a sign, a tree or a car behind the roof rises past
- *    it, an antenna or a roof box ends below it (not when that edge is the image's top, where the roof
- *    itself may be cut by the frame).
+ *    it, an antenna or a roof box ends below it (when that edge is the image's top, only where the box
+ *    stands `roofClearance` below it: else the roof itself may be cut by the frame).
  * 2. Of the foreground (alpha >= FOREGROUND), only the 8-connected components touching the grown main box
  *    stay: the body with its wheels, mirrors and antennas, which are joined to it or adjacent to its box.
  * 3. Soft pixels stay only within `haloRadius` of what stayed: the anti-aliased edge, not a haze or a ghost.
  * 4. Parts not connected to the car's largest component stay only from `minPartShare` of it.
- * 5. Holes wholly inside the car, each up to `maxHoleShare` of it, are filled solid.
+ * 5. Holes wholly inside the car, each up to `maxHoleShare` of it (`maxLowHoleShare` in its lower half), are
+ *    filled solid.
  * Memory: one byte a pixel for the kept set and one for the distance, so it runs at the photo's size.
  */
 export function keepMainSubject(
@@ -127,7 +142,8 @@ export function keepMainSubject(
 ): MainSubjectResult {
   const { width, height, alpha } = matte;
   const { touchMargin = 0.04, othersMargin = 0.12, reach = 0.2 } = options;
-  const { minPartShare = 0.02, maxHoleShare = 0.01 } = options;
+  const { roofClearance = 0.08 } = options;
+  const { minPartShare = 0.02, maxHoleShare = 0.01, maxLowHoleShare = 0.05 } = options;
   const haloRadius = options.haloRadius ?? Math.max(2, Math.round((3 * Math.max(width, height)) / 1024));
   const size = { width, height };
   const touch = expandBox(main, touchMargin, size);
@@ -165,8 +181,10 @@ export function keepMainSubject(
     );
   }
 
-  // At the image's top edge a part may be the car's own roof, cut by the frame: nothing is cleared there.
-  if (limit.y > 0) otherObjects += clearRisingParts(matte, limit.y, Math.floor(main.y));
+  // At the image's top edge a part may be the car's own roof, cut by the frame: nothing is cleared there
+  // unless the box stands clear of that edge.
+  if (limit.y > 0 || main.y >= roofClearance * main.h)
+    otherObjects += clearRisingParts(matte, limit.y, Math.floor(main.y));
   const kept = floodFromBox(matte, touch);
   let islands = 0;
   for (let i = 0; i < alpha.length; i++) {
@@ -190,7 +208,7 @@ export function keepMainSubject(
     }
   }
   const detached = minPartShare > 0 ? clearSmallParts(matte, minPartShare) : 0;
-  const holes = maxHoleShare > 0 ? fillHoles(matte, maxHoleShare) : 0;
+  const holes = fillHoles(matte, maxHoleShare, maxLowHoleShare, main.y + main.h / 2);
   return { otherObjects, islands, halo, detached, holes, applied: true };
 }
 
@@ -254,17 +272,24 @@ export function backgroundRegions(matte: Matte): { labels: Int32Array; sizes: nu
   return { labels, sizes, open };
 }
 
-/** Fills solid every hole (`backgroundRegions`) of at most `share` of the foreground's area. */
-function fillHoles(matte: Matte, share: number): number {
-  const { alpha } = matte;
+/**
+ * Fills solid every hole (`backgroundRegions`) of at most `share` of the foreground's area, or `lowShare`
+ * where the hole's centre lies below row `middle`.
+ */
+function fillHoles(matte: Matte, share: number, lowShare: number, middle: number): number {
+  const { width, alpha } = matte;
   const { labels, sizes, open } = backgroundRegions(matte);
   let car = 0;
   for (const a of alpha) if (a >= FOREGROUND) car++;
-  const max = share * car;
+  const rows = new Float64Array(sizes.length);
+  for (let i = 0; i < labels.length; i++) rows[labels[i]!]! += Math.floor(i / width);
+  const fills = sizes.map(
+    (size, label) =>
+      label > 0 && !open[label] && size <= (rows[label]! / size > middle ? lowShare : share) * car,
+  );
   let filled = 0;
   for (let i = 0; i < labels.length; i++) {
-    const label = labels[i]!;
-    if (label > 0 && !open[label] && sizes[label]! <= max) {
+    if (fills[labels[i]!]) {
       alpha[i] = 255;
       filled++;
     }

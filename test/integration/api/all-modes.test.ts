@@ -63,6 +63,17 @@ describe.skipIf(!hasShared)('all six modes through the API', () => {
     expect([data[0]! > 150, data[1]! < 80, data[2]! < 80]).toEqual([true, true, true]);
   });
 
+  it('studio_background on a real cabin photo fails with 802 and costs nothing', async () => {
+    const client = api(server, await server.createKey(5));
+    const created = await client.postForm('/jobs', evalPhotoForm(INTERIOR, { mode: 'studio_background' }));
+    expect(created.status).toBe(202);
+    const failed = await client.waitForJob(created.body.id, 120_000);
+    expect(failed.body).toMatchObject({ status: 'failed', result: false, code: 802, error: { code: 802 } });
+    expect(failed.body.url).toBeUndefined();
+    expect(failed.body.error.message).toMatch(/interior/);
+    expect((await client.get('/quota')).body.quota.remaining).toBe(5);
+  });
+
   it('analyze classifies an exterior and an interior for 1 credit each', async () => {
     const client = api(server, await server.createKey(2));
     const exterior = await client.waitForJob(

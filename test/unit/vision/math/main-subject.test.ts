@@ -102,6 +102,18 @@ describe('keepMainSubject', () => {
     expect(at(m, 200, 50)).toBe(0);
   });
 
+  it('clears a post running to the image’s top behind a roof the frame does not cut', () => {
+    const m = blank(300, 100);
+    paint(m, 60, 10, 240, 90); // roof 10 px below the top: the reach (16 px) would pass the top edge
+    paint(m, 150, 6, 152, 10); // an antenna
+    paint(m, 200, 0, 205, 10); // a lamp post from the top edge down to the roof
+    const box = { x: 60, y: 10, w: 180, h: 80 };
+    keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 202, 5)).toBe(0);
+    expect(at(m, 151, 8)).toBe(255);
+    expect(at(m, 202, 20)).toBe(255); // the roof under it
+  });
+
   it('clears a pole rising behind the roof past the reach, keeps an antenna that ends below it', () => {
     const m = blank(300, 140);
     paint(m, 80, 60, 220, 110); // body; box top = roof line at 60
@@ -150,6 +162,18 @@ describe('keepMainSubject', () => {
     expect(result.holes).toBe(64);
     expect(at(m, 150, 90)).toBe(0);
     expect(at(m, 215, 50)).toBe(0);
+  });
+
+  it('fills a larger hole low in the car (a door, a wheel), not one as large above its middle', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100);
+    paint(m, 80, 80, 100, 95, 0); // a hole in a wheel: 300 px, 2.3% of the car, centre below the middle
+    paint(m, 200, 45, 220, 60, 0); // the gap under a rear wing: the same size, above the middle
+    const box = { x: 40, y: 40, w: 220, h: 70 };
+    const result = keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 90, 88)).toBe(255);
+    expect(at(m, 210, 52)).toBe(0);
+    expect(result.holes).toBe(300);
   });
 
   it('leaves a matte holding only the main car unchanged', () => {
