@@ -50,6 +50,7 @@ import {
   sameDetection,
   selectPlates,
   TEXT_ALONE_LINES,
+  TEXT_SEARCH_CARS,
   TEXT_SEARCH_MAX_SIDE,
   type TextEvidence,
   textReadBox,
@@ -286,7 +287,9 @@ export async function createPlateDetector(
     };
     const confirmedPlates = readAll ? [] : selectPlates(withText, photo, rule);
     if (confirmedPlates.length > 0) return withLines(withText, confirmedPlates);
-    const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
+    // The largest vehicles only: a car park's every car read for text would cost seconds.
+    const areas =
+      cars.length > 0 ? cars.slice(0, TEXT_SEARCH_CARS) : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
     const lines: TextRegion[] = [];
     for (const area of areas) {
       // From the whole decode, which reading text needs anyway: every operation that hides plates then

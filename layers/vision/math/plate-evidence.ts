@@ -41,8 +41,19 @@ export interface TextEvidence {
 export const CLOSE_UP_MIN_WIDTH = 0.2;
 /** ... and at most this share: wider boxes of that pass lie on the edge of its grey border. */
 export const CLOSE_UP_MAX_WIDTH = 0.9;
-/** The detector also reads inside this many vehicles (largest first) at up to 640 px. */
-export const CAR_LOOKS = 3;
+/**
+ * The detector also reads inside every vehicle NanoDet finds, largest first, up to this many: a bound on
+ * a photo's time (a car park), not a choice of which vehicles matter.
+ */
+export const CAR_LOOKS = 16;
+/**
+ * A vehicle is read this wide (enlarged from the whole decode when smaller): a plate is a twelfth to a
+ * sixteenth of a car's width high, so 24-32 px here, where LPD-YuNet is sure of it, for a third of the
+ * pixels of the 640 px read it once had.
+ */
+export const CAR_LOOK_WIDTH = 384;
+/** When nothing is confirmed, text lines are searched for in this many vehicles (largest first). */
+export const TEXT_SEARCH_CARS = 3;
 export const CAR_MIN_SCORE = 0.35;
 /**
  * A vehicle is read only when its pass sees it at least this many times larger than the whole-photo pass
