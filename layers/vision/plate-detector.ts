@@ -42,6 +42,7 @@ import {
   lookRegion,
   MERGE_IOU,
   mayReach,
+  mergeGroups,
   PLATE_RULE,
   type PlateCandidate,
   type PlateRule,
@@ -226,15 +227,21 @@ export async function createPlateDetector(
           : undefined,
       );
     }
-    const bestDirect = Math.max(0, ...directs.map((d) => d?.score ?? 0));
+    // Where the candidates' boxes now lie decides which merge (`mergeGroups`); the mirrored look cannot lift
+    // a group whose best whole-photo and direct scores already fall short, so none of its members takes it.
+    const quads = picked.map((p, i) => directs[i]?.quad ?? p.quad);
+    const groupOf = new Map<number, number[]>();
+    for (const g of mergeGroups(quads.map(quadBoundingBox))) for (const i of g) groupOf.set(i, g);
+    const groupBest = (i: number, score: (j: number) => number) => Math.max(0, ...groupOf.get(i)!.map(score));
     const result: PlateCandidate[] = [];
     for (const [i, proposal] of picked.entries()) {
       const direct = directs[i];
+      const known = [groupBest(i, (j) => picked[j]!.score), groupBest(i, (j) => directs[j]?.score ?? 0)];
       const mirrored =
-        direct && mayReach([best, bestDirect], threshold)
+        direct && mayReach(known, threshold)
           ? sameDetection(proposal.box, await lookAt(proposal.box, true))
           : undefined;
-      const quad = direct?.quad ?? proposal.quad;
+      const quad = quads[i]!;
       result.push({
         quad,
         box: quadBoundingBox(quad),

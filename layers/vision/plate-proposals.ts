@@ -127,8 +127,8 @@ export async function proposePlates(
  * per vehicle, largest first, at most `CAR_LOOKS`.
  */
 async function findCars(carDetector: ObjectDetector, levels: SourceLevels, photo: Size): Promise<Box[]> {
-  const boxes: Box[] = [];
-  for (const tile of [undefined, ...vehicleTiles(photo)]) {
+  /** Vehicles NanoDet finds in `tile` (the whole photo when undefined), in photo pixels. */
+  const vehiclesIn = async (tile?: Box): Promise<Box[]> => {
     const seen = tile ?? { x: 0, y: 0, w: photo.width, h: photo.height };
     const level = await levels.atScale(NANODET_INPUT_SIZE / Math.max(seen.w, seen.h));
     const s = photo.width / level.width;
@@ -142,12 +142,13 @@ async function findCars(carDetector: ObjectDetector, levels: SourceLevels, photo
       scoreThreshold: CAR_MIN_SCORE,
       ...(region ? { region } : {}),
     });
-    for (const o of found) {
-      if (!VEHICLE_CLASS_IDS.has(o.classId)) continue;
-      const box = { x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s };
-      if (!tile || !cutByTile(box, tile, photo)) boxes.push(box);
-    }
-  }
+    return found
+      .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
+      .map((o) => ({ x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s }));
+  };
+  const boxes = await vehiclesIn();
+  for (const tile of vehicleTiles(photo, boxes))
+    boxes.push(...(await vehiclesIn(tile)).filter((box) => !cutByTile(box, tile, photo)));
   return distinctVehicles(boxes, CAR_LOOKS);
 }
 

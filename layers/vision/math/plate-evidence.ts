@@ -217,12 +217,7 @@ export const MERGE_IOU = 0.5;
  * found around them, and the longer of two equally sure readings.
  */
 export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCandidate[] {
-  const groups: PlateCandidate[][] = [];
-  for (const c of candidates) {
-    const group = groups.find((g) => g.some((m) => boxIoU(m.box, c.box) >= MERGE_IOU));
-    if (group) group.push(c);
-    else groups.push([c]);
-  }
+  const groups = mergeGroups(candidates.map((c) => c.box)).map((g) => g.map((i) => candidates[i]!));
   return groups.map((g) => {
     if (g.length === 1) return g[0]!;
     const best = g.reduce((a, b) => ((b.scores[1] - a.scores[1] || byRank(a, b)) > 0 ? b : a));
@@ -239,6 +234,20 @@ export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCan
       ...(lines.length > 0 ? { line: unionBox(lines) } : {}),
     };
   });
+}
+
+/**
+ * Which boxes `mergeCandidates` takes as one object, as indices in order: each box joins the first group
+ * holding a box it overlaps by `MERGE_IOU`. The close looks use it to skip looks no group can use.
+ */
+export function mergeGroups(boxes: readonly Box[]): number[][] {
+  const groups: number[][] = [];
+  boxes.forEach((box, i) => {
+    const group = groups.find((g) => g.some((m) => boxIoU(boxes[m]!, box) >= MERGE_IOU));
+    if (group) group.push(i);
+    else groups.push([i]);
+  });
+  return groups;
 }
 
 /**
