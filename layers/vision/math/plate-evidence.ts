@@ -47,11 +47,10 @@ export const CLOSE_UP_MAX_WIDTH = 0.9;
  */
 export const CAR_LOOKS = 16;
 /**
- * A vehicle is read this wide (enlarged from the whole decode when smaller): a plate is a twelfth to a
- * sixteenth of a car's width high, so 24-32 px here, where LPD-YuNet is sure of it, for a third of the
- * pixels of the 640 px read it once had.
+ * A vehicle is read this wide (enlarged from the whole decode when smaller). 384 and 512 lost plates 40 px
+ * high that 640 finds (three ladder composites of ro and br: a NanoDet box around more than the car).
  */
-export const CAR_LOOK_WIDTH = 384;
+export const CAR_LOOK_WIDTH = 640;
 /** When nothing is confirmed, text lines are searched for in this many vehicles (largest first). */
 export const TEXT_SEARCH_CARS = 3;
 export const CAR_MIN_SCORE = 0.35;
