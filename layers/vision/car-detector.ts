@@ -3,6 +3,7 @@ import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
 import { MODELS } from '#models/manifest.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
 import {
   decodeNanodet,
   NANODET_INPUT_SIZE,
@@ -16,10 +17,12 @@ import type { ModelCache } from '#vision/models.ts';
 export interface ObjectDetector {
   readonly modelVersion: string;
   /** COCO objects in source-image pixels, best score first. */
-  detect(
-    image: DecodedImage,
-    options?: Pick<NanodetDecodeOptions, 'scoreThreshold' | 'priors'>,
-  ): Promise<ObjectCandidate[]>;
+  detect(image: DecodedImage, options?: ObjectDetectOptions): Promise<ObjectCandidate[]>;
+}
+
+export interface ObjectDetectOptions extends Pick<NanodetDecodeOptions, 'scoreThreshold' | 'priors'> {
+  /** Look only inside this part of the image (whole pixels); boxes still come in the image's pixels. */
+  readonly region?: Box;
 }
 
 export interface ObjectDetectorOptions {
@@ -72,16 +75,21 @@ export async function createCarDetector(
 
   return {
     modelVersion: MODELS['nanodet-plus'].version,
-    async detect(image, detectOptions = {}) {
-      const letterbox = nanodetLetterbox(image);
-      const out = await session.run({ [inputName]: await toInputTensor(image, letterbox) });
-      return decodeNanodet(
+    async detect(image, { region, ...detectOptions } = {}) {
+      const seen = region ?? { x: 0, y: 0, w: image.width, h: image.height };
+      const size = { width: seen.w, height: seen.h };
+      const letterbox = nanodetLetterbox(size);
+      const out = await session.run({ [inputName]: await toInputTensor(image, letterbox, region) });
+      const found = decodeNanodet(
         {
           scores: scoreNames.map((n) => out[n]!.data as Float32Array),
           boxes: boxNames.map((n) => out[n]!.data as Float32Array),
         },
-        { ...detectOptions, scale: letterbox.scale, source: image },
+        { ...detectOptions, scale: letterbox.scale, source: size },
       );
+      return region
+        ? found.map((o) => ({ ...o, box: { ...o.box, x: o.box.x + seen.x, y: o.box.y + seen.y } }))
+        : found;
     },
   };
 }
@@ -90,9 +98,12 @@ export async function createCarDetector(
 async function toInputTensor(
   image: DecodedImage,
   letterbox: { width: number; height: number },
+  region: Box | undefined,
 ): Promise<ort.Tensor> {
   const { width, height, channels, pixels } = image;
-  const rgb = await sharp(pixels, { raw: { width, height, channels } })
+  const source = sharp(pixels, { raw: { width, height, channels } });
+  if (region) source.extract({ left: region.x, top: region.y, width: region.w, height: region.h });
+  const rgb = await source
     .removeAlpha()
     .resize(letterbox.width, letterbox.height, { fit: 'fill' })
     .raw()

@@ -42,6 +42,7 @@ import {
   lookRegion,
   MERGE_IOU,
   mayReach,
+  mergeGroups,
   PLATE_RULE,
   type PlateCandidate,
   type PlateRule,
@@ -50,6 +51,7 @@ import {
   sameDetection,
   selectPlates,
   TEXT_ALONE_LINES,
+  TEXT_SEARCH_CARS,
   TEXT_SEARCH_MAX_SIDE,
   type TextEvidence,
   textReadBox,
@@ -225,15 +227,21 @@ export async function createPlateDetector(
           : undefined,
       );
     }
-    const bestDirect = Math.max(0, ...directs.map((d) => d?.score ?? 0));
+    // Where the candidates' boxes now lie decides which merge (`mergeGroups`); the mirrored look cannot lift
+    // a group whose best whole-photo and direct scores already fall short, so none of its members takes it.
+    const quads = picked.map((p, i) => directs[i]?.quad ?? p.quad);
+    const groupOf = new Map<number, number[]>();
+    for (const g of mergeGroups(quads.map(quadBoundingBox))) for (const i of g) groupOf.set(i, g);
+    const groupBest = (i: number, score: (j: number) => number) => Math.max(0, ...groupOf.get(i)!.map(score));
     const result: PlateCandidate[] = [];
     for (const [i, proposal] of picked.entries()) {
       const direct = directs[i];
+      const known = [groupBest(i, (j) => picked[j]!.score), groupBest(i, (j) => directs[j]?.score ?? 0)];
       const mirrored =
-        direct && mayReach([best, bestDirect], threshold)
+        direct && mayReach(known, threshold)
           ? sameDetection(proposal.box, await lookAt(proposal.box, true))
           : undefined;
-      const quad = direct?.quad ?? proposal.quad;
+      const quad = quads[i]!;
       result.push({
         quad,
         box: quadBoundingBox(quad),
@@ -286,7 +294,9 @@ export async function createPlateDetector(
     };
     const confirmedPlates = readAll ? [] : selectPlates(withText, photo, rule);
     if (confirmedPlates.length > 0) return withLines(withText, confirmedPlates);
-    const areas = cars.length > 0 ? cars : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
+    // The largest vehicles only: a car park's every car read for text would cost seconds.
+    const areas =
+      cars.length > 0 ? cars.slice(0, TEXT_SEARCH_CARS) : [{ x: 0, y: 0, w: photo.width, h: photo.height }];
     const lines: TextRegion[] = [];
     for (const area of areas) {
       // From the whole decode, which reading text needs anyway: every operation that hides plates then

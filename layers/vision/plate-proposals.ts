@@ -7,8 +7,15 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { SourceLevels } from '#vision/image-io.ts';
 import { type Box, boxIoU, type Quad, type Size } from '#vision/math/geometry.ts';
 import { type LpdInputSizeOptions, lpdInputSize } from '#vision/math/lpd-yunet.ts';
-import { VEHICLE_CLASS_IDS } from '#vision/math/nanodet.ts';
 import {
+  cutByTile,
+  distinctVehicles,
+  NANODET_INPUT_SIZE,
+  VEHICLE_CLASS_IDS,
+  vehicleTiles,
+} from '#vision/math/nanodet.ts';
+import {
+  CAR_LOOK_WIDTH,
   CAR_LOOKS,
   CAR_MIN_SCORE,
   CAR_MIN_ZOOM,
@@ -46,21 +53,18 @@ export interface DetectOptions extends LpdInputSizeOptions {
  */
 export type PlatePass = (scale: number, options: DetectOptions) => Promise<PlateDetection[]>;
 
-/** Two vehicle boxes overlapping this much are one vehicle boxed twice. */
-const SAME_VEHICLE_IOU = 0.7;
-
 export interface PlateProposals {
-  /** At most `MAX_PROPOSALS + CAR_LOOKS`, best score first, no two on one place (IoU under 0.5). */
+  /** At most `MAX_PROPOSALS` plus two a vehicle read, best score first, no two on one place (IoU under 0.5). */
   readonly proposals: PlateDetection[];
-  /** The cars looked inside, largest first; none without a car detector. */
+  /** The vehicles NanoDet found, largest first; none without a car detector. */
   readonly cars: Box[];
 }
 
 /**
  * The pyramid: the whole photo as the detector's usual input (`wholeInput`); at half its sides (close-ups,
- * a plate up to 90% of the width comes out under half the input wide); and each car NanoDet finds that is
- * not already large in the photo, read at up to 640 px (a far plate, 15 px high in a 12 MP photo, comes
- * out 2-3 times larger).
+ * a plate up to 90% of the width comes out under half the input wide); and every vehicle NanoDet finds
+ * that is not already large in the photo, read `CAR_LOOK_WIDTH` wide from the decode that holds it (a far
+ * plate, 15 px high in a 12 MP photo, comes out 2-3 times larger).
  */
 export async function proposePlates(
   pass: PlatePass,
@@ -90,9 +94,16 @@ export async function proposePlates(
   proposals.push(...closeUps.slice(0, 2));
   const cars = carDetector ? await findCars(carDetector, levels, photo) : [];
   const wholeInputScale = wholeInput.width / photo.width;
+  let read = 0;
   for (const car of cars) {
     const region = { x: car.x, y: car.y, w: car.w, h: car.h };
-    const look = { targetWidth: 640, maxSide: 640, upscale: true, scoreThreshold: PROPOSAL_FLOOR, region };
+    const look = {
+      targetWidth: CAR_LOOK_WIDTH,
+      maxSide: CAR_LOOK_WIDTH,
+      upscale: true,
+      scoreThreshold: PROPOSAL_FLOOR,
+      region,
+    };
     // A car that fills most of the photo is seen nearly as large by the whole-photo pass: its plate is
     // already proposed there, and reading it again costs a pass (and often the whole decode) for nothing.
     const inputScale = lpdInputSize({ width: region.w, height: region.h }, look).width / region.w;
@@ -100,31 +111,45 @@ export async function proposePlates(
     // A quarter-size decode or the whole photo, never the half: `plate` and the background operations read
     // the whole decode wherever a quarter is not enough (`besideWhole`) and `plate_mask` reads the coarsest
     // that is; on one level both find the same plates.
-    const scale = Math.min(1, 640 / region.w);
+    const scale = Math.min(1, CAR_LOOK_WIDTH / region.w);
     proposals.push(...(await pass(scale <= 0.25 ? scale : 1, look)).slice(0, 2));
+    read++;
   }
   const unique: PlateDetection[] = [];
   for (const p of proposals.sort((a, b) => b.score - a.score))
     if (unique.every((u) => boxIoU(u.box, p.box) < 0.5)) unique.push(p);
-  return { proposals: unique.slice(0, MAX_PROPOSALS + CAR_LOOKS), cars };
+  return { proposals: unique.slice(0, MAX_PROPOSALS + read), cars };
 }
 
 /**
- * Vehicles NanoDet finds, at least `CAR_MIN_SCORE`, largest first, at most `CAR_LOOKS`, one box per
- * vehicle: NanoDet often boxes one vehicle as both a car and a truck, and reading it twice finds nothing new.
+ * Vehicles NanoDet finds, at least `CAR_MIN_SCORE`, in the whole photo and, in a large one, in its tiles
+ * (`vehicleTiles`; a vehicle a tile cuts is left to the tile or the whole photo that sees it whole), one box
+ * per vehicle, largest first, at most `CAR_LOOKS`.
  */
 async function findCars(carDetector: ObjectDetector, levels: SourceLevels, photo: Size): Promise<Box[]> {
-  const level = await levels.atScale(416 / Math.max(photo.width, photo.height));
-  const s = photo.width / level.width;
-  const found = await carDetector.detect(level, { scoreThreshold: CAR_MIN_SCORE });
-  const boxes = found
-    .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
-    .map((o) => ({ x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s }))
-    .sort((a, b) => b.w * b.h - a.w * a.h);
-  const distinct: Box[] = [];
-  for (const box of boxes)
-    if (distinct.every((kept) => boxIoU(kept, box) < SAME_VEHICLE_IOU)) distinct.push(box);
-  return distinct.slice(0, CAR_LOOKS);
+  /** Vehicles NanoDet finds in `tile` (the whole photo when undefined), in photo pixels. */
+  const vehiclesIn = async (tile?: Box): Promise<Box[]> => {
+    const seen = tile ?? { x: 0, y: 0, w: photo.width, h: photo.height };
+    const level = await levels.atScale(NANODET_INPUT_SIZE / Math.max(seen.w, seen.h));
+    const s = photo.width / level.width;
+    const region = tile && {
+      x: Math.round(tile.x / s),
+      y: Math.round(tile.y / s),
+      w: Math.min(level.width - Math.round(tile.x / s), Math.round(tile.w / s)),
+      h: Math.min(level.height - Math.round(tile.y / s), Math.round(tile.h / s)),
+    };
+    const found = await carDetector.detect(level, {
+      scoreThreshold: CAR_MIN_SCORE,
+      ...(region ? { region } : {}),
+    });
+    return found
+      .filter((o) => VEHICLE_CLASS_IDS.has(o.classId))
+      .map((o) => ({ x: o.box.x * s, y: o.box.y * s, w: o.box.w * s, h: o.box.h * s }));
+  };
+  const boxes = await vehiclesIn();
+  for (const tile of vehicleTiles(photo, boxes))
+    boxes.push(...(await vehiclesIn(tile)).filter((box) => !cutByTile(box, tile, photo)));
+  return distinctVehicles(boxes, CAR_LOOKS);
 }
 
 /** The scale of the photo (share of its width and height) a pass whose input is `input` needs. */

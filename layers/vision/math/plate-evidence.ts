@@ -41,8 +41,18 @@ export interface TextEvidence {
 export const CLOSE_UP_MIN_WIDTH = 0.2;
 /** ... and at most this share: wider boxes of that pass lie on the edge of its grey border. */
 export const CLOSE_UP_MAX_WIDTH = 0.9;
-/** The detector also reads inside this many vehicles (largest first) at up to 640 px. */
-export const CAR_LOOKS = 3;
+/**
+ * The detector also reads inside every vehicle NanoDet finds, largest first, up to this many: a bound on
+ * a photo's time (a car park), not a choice of which vehicles matter.
+ */
+export const CAR_LOOKS = 16;
+/**
+ * A vehicle is read this wide (enlarged from the whole decode when smaller). 384 and 512 lost plates 40 px
+ * high that 640 finds (three ladder composites of ro and br: a NanoDet box around more than the car).
+ */
+export const CAR_LOOK_WIDTH = 640;
+/** When nothing is confirmed, text lines are searched for in this many vehicles (largest first). */
+export const TEXT_SEARCH_CARS = 3;
 export const CAR_MIN_SCORE = 0.35;
 /**
  * A vehicle is read only when its pass sees it at least this many times larger than the whole-photo pass
@@ -202,12 +212,7 @@ export const MERGE_IOU = 0.5;
  * found around them, and the longer of two equally sure readings.
  */
 export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCandidate[] {
-  const groups: PlateCandidate[][] = [];
-  for (const c of candidates) {
-    const group = groups.find((g) => g.some((m) => boxIoU(m.box, c.box) >= MERGE_IOU));
-    if (group) group.push(c);
-    else groups.push([c]);
-  }
+  const groups = mergeGroups(candidates.map((c) => c.box)).map((g) => g.map((i) => candidates[i]!));
   return groups.map((g) => {
     if (g.length === 1) return g[0]!;
     const best = g.reduce((a, b) => ((b.scores[1] - a.scores[1] || byRank(a, b)) > 0 ? b : a));
@@ -224,6 +229,20 @@ export function mergeCandidates(candidates: readonly PlateCandidate[]): PlateCan
       ...(lines.length > 0 ? { line: unionBox(lines) } : {}),
     };
   });
+}
+
+/**
+ * Which boxes `mergeCandidates` takes as one object, as indices in order: each box joins the first group
+ * holding a box it overlaps by `MERGE_IOU`. The close looks use it to skip looks no group can use.
+ */
+export function mergeGroups(boxes: readonly Box[]): number[][] {
+  const groups: number[][] = [];
+  boxes.forEach((box, i) => {
+    const group = groups.find((g) => g.some((m) => boxIoU(boxes[m]!, box) >= MERGE_IOU));
+    if (group) group.push(i);
+    else groups.push([i]);
+  });
+  return groups;
 }
 
 /**

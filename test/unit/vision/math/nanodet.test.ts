@@ -2,11 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { InternalError } from '#core/errors.ts';
 import {
   COCO_CLASSES,
+  cutByTile,
   decodeNanodet,
+  distinctVehicles,
   NANODET_CLASS_COUNT,
   NANODET_STRIDES,
   nanodetLetterbox,
   nanodetRowCounts,
+  TILE_MIN_SIDE,
+  vehicleTiles,
 } from '#vision/math/nanodet.ts';
 
 /** Box logits that put all the weight on one bin per side: distances (in bins) left, top, right, bottom. */
@@ -110,5 +114,58 @@ describe('decodeNanodet', () => {
     expect(() =>
       decodeNanodet({ scores: [new Float32Array(80), ...out.scores.slice(1)], boxes: out.boxes }),
     ).toThrow(/does not match/);
+  });
+});
+
+describe('vehicleTiles', () => {
+  it('gives no tiles under TILE_MIN_SIDE or beside a vehicle 0.8 of the width, else four that cover the photo', () => {
+    expect(vehicleTiles({ width: TILE_MIN_SIDE - 1, height: 900 })).toEqual([]);
+    const photo = { width: 4000, height: 3000 };
+    const tiles = vehicleTiles(photo);
+    expect(tiles).toHaveLength(4);
+    for (const t of tiles) {
+      expect(t.w).toBeCloseTo(2200);
+      expect(t.h).toBeCloseTo(1650);
+      expect(t.x + t.w).toBeLessThanOrEqual(photo.width + 1e-9);
+      expect(t.y + t.h).toBeLessThanOrEqual(photo.height + 1e-9);
+    }
+    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: 3200, h: 1500 }])).toEqual([]);
+    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: 3199, h: 1500 }])).toHaveLength(4);
+    const covered = (x: number, y: number) =>
+      tiles.some((t) => x >= t.x && x <= t.x + t.w && y >= t.y && y <= t.y + t.h);
+    for (const [x, y] of [
+      [0, 0],
+      [2000, 1500],
+      [3999, 2999],
+      [1900, 2900],
+    ] as const)
+      expect(covered(x, y)).toBe(true);
+  });
+});
+
+describe('cutByTile', () => {
+  const photo = { width: 4000, height: 3000 };
+  const topLeft = { x: 0, y: 0, w: 2200, h: 1650 };
+  it('cuts a box that reaches an edge of the tile inside the photo', () => {
+    expect(cutByTile({ x: 2000, y: 500, w: 199, h: 100 }, topLeft, photo)).toBe(true);
+    expect(cutByTile({ x: 500, y: 1600, w: 100, h: 50 }, topLeft, photo)).toBe(true);
+  });
+  it('keeps a box inside the tile, or one on an edge the tile shares with the photo', () => {
+    expect(cutByTile({ x: 1000, y: 800, w: 300, h: 200 }, topLeft, photo)).toBe(false);
+    expect(cutByTile({ x: 0, y: 0, w: 300, h: 200 }, topLeft, photo)).toBe(false);
+    const bottomRight = { x: 1800, y: 1350, w: 2200, h: 1650 };
+    expect(cutByTile({ x: 3700, y: 2800, w: 300, h: 200 }, bottomRight, photo)).toBe(false);
+    expect(cutByTile({ x: 1800, y: 2000, w: 300, h: 200 }, bottomRight, photo)).toBe(true);
+  });
+});
+
+describe('distinctVehicles', () => {
+  it('keeps the largest of boxes on one vehicle, largest first, at most max', () => {
+    const car = { x: 100, y: 100, w: 400, h: 200 };
+    const truck = { x: 110, y: 95, w: 420, h: 210 };
+    const far = { x: 1000, y: 100, w: 100, h: 50 };
+    const near = { x: 2000, y: 100, w: 600, h: 300 };
+    expect(distinctVehicles([far, car, truck, near], 10)).toEqual([near, truck, far]);
+    expect(distinctVehicles([far, car, truck, near], 2)).toEqual([near, truck]);
   });
 });

@@ -5,6 +5,7 @@ import {
   lookRegion,
   mayReach,
   mergeCandidates,
+  mergeGroups,
   outsideShare,
   PLATE_RULE,
   type PlateCandidate,
@@ -88,6 +89,20 @@ describe('mayReach', () => {
     expect(mayReach([0.05], 0.4)).toBe(false);
     expect(mayReach([0.31, 0.1], 0.4)).toBe(false);
     expect(mayReach([0.31, 0.9], 0.4)).toBe(true);
+  });
+});
+
+describe('mergeGroups', () => {
+  it('puts each box in the first group holding a box it overlaps by half, in order', () => {
+    const a = { x: 0, y: 0, w: 100, h: 30 };
+    const b = { x: 500, y: 0, w: 100, h: 30 };
+    const nearA = { x: 5, y: 0, w: 100, h: 30 };
+    const nearB = { x: 505, y: 2, w: 100, h: 30 };
+    expect(mergeGroups([a, b, nearA, nearB])).toEqual([
+      [0, 2],
+      [1, 3],
+    ]);
+    expect(mergeGroups([a, { x: 80, y: 0, w: 100, h: 30 }])).toEqual([[0], [1]]);
   });
 });
 
