@@ -80,6 +80,8 @@ function localBundling(handler: string, sourcemap: boolean): cdk.BundlingOptions
   return {
     // Never pulled: the local bundling below always bundles or throws.
     image: DockerImage.fromRegistry('esbuild-runs-locally'),
+    // CDK reuses a bundle for equal bundling options, and `local` does not count: these make them differ.
+    environment: { ENTRY: handler, SOURCEMAP: String(sourcemap) },
     local: {
       tryBundle(outputDir) {
         const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');

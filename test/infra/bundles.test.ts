@@ -50,6 +50,9 @@ beforeAll(async () => {
     TABLE_NAME: 'bundles-test',
     BUCKET_NAME: 'bundles-test',
     AWS_REGION: 'us-east-1',
+    // The stand-ins' keys, from the environment as Lambda gives a role's.
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'S3RVER',
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     S3_ENDPOINT: s3.endpoint,
     STATE_MACHINE_ARN: 'arn:aws:states:us-east-1:000000000000:stateMachine:bundles-test',
