@@ -4,7 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { UploadContentType as ContentTypeOfUpload } from '#core/uploads/upload.ts';
 import { verifySignature } from '#core/webhooks/signature.ts';
 import type { requestSchemas, responseSchemas } from '../functions/api/openapi.ts';

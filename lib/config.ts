@@ -91,11 +91,28 @@ export const archiveFunction = {
   timeoutSeconds: 900,
 } as const;
 
+/**
+ * What the inference function's memory is sized from: the largest peak RSS of any operation on the largest
+ * photo the API accepts (MAX_IMAGE_PIXELS at 4:3, 9239x6927): studio_background, 2,186 MB, by
+ * `npm run bench -- --ours-only --largest --runs 1` (2026-11-28 04:10 UTC, 2 shared CPUs; background 1,743,
+ * background_mask 1,246, plate 776, plate_mask 686, analyze 549 MB). One cold and one warm run per operation
+ * on photos of a fixed pixel count: the margin covers what content and allocator timing move. Lambda gives
+ * CPU in proportion to memory, and the bench's run times scaled by that share (tools/cost/estimates.ts)
+ * cost the same GB-seconds at any size under two vCPUs, so the smallest size that holds the peak is also
+ * the cheapest (`npm run cost` prints 1,769, 2,048, this and 3,008 MB side by side, docs/deploy.md); its
+ * slowest warm run at that photo, background_mask's 50.7 s on the bench host, takes 70 s at its 1.45 vCPUs,
+ * under the function's 120 s.
+ */
+export const inferenceMemorySizing = { peakRssMiB: 2186, margin: 0.15, stepMiB: 64 } as const;
+
 export const inference = {
   handler: 'functions/inference/handler.ts',
   dockerfile: 'functions/inference/Dockerfile',
   modelsDir: '/opt/models',
-  memoryMiB: 3008,
+  memoryMiB:
+    Math.ceil(
+      (inferenceMemorySizing.peakRssMiB * (1 + inferenceMemorySizing.margin)) / inferenceMemorySizing.stepMiB,
+    ) * inferenceMemorySizing.stepMiB,
   timeoutSeconds: 120,
   ephemeralStorageGiB: 2,
   /**

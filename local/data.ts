@@ -1,4 +1,5 @@
 import { startLocalDynamo } from './dynamodb.ts';
+import { LOCAL_ADMIN_CREDENTIALS } from './iam/authorizer.ts';
 import { startLocalS3 } from './s3.ts';
 import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from './stack.ts';
 import { readTopology } from './template.ts';
@@ -11,7 +12,14 @@ export async function openLocalData(dataDir: string): Promise<{
   close(): Promise<void> /** Which data, and whether a server is using it. */;
   description: string;
 }> {
-  const common = { TABLE_NAME: LOCAL_TABLE, BUCKET_NAME: LOCAL_BUCKET, AWS_REGION: 'us-east-1' };
+  const common = {
+    TABLE_NAME: LOCAL_TABLE,
+    BUCKET_NAME: LOCAL_BUCKET,
+    AWS_REGION: 'us-east-1',
+    // The CLI writes keys as the stand-ins' admin.
+    AWS_ACCESS_KEY_ID: LOCAL_ADMIN_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_ADMIN_CREDENTIALS.secretAccessKey,
+  };
   const running = await readRunningStack(dataDir);
   if (running) {
     Object.assign(process.env, common, { DYNAMODB_ENDPOINT: running.dynamodb, S3_ENDPOINT: running.s3 });

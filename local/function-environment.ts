@@ -1,5 +1,18 @@
 import { TUNABLE_SETTINGS } from '../layers/config.ts';
+import { LOCAL_SECRET_KEY } from './iam/policies.ts';
 import type { LocalFunction } from './template.ts';
+
+/**
+ * The role's credentials, as Lambda sets them: the stand-ins tell roles apart by access key id (local/iam.ts),
+ * and a function's is its logical id. Expired from the start, so that the SDK reads the variables again at
+ * every call: the clients of a process outlive an invocation, and one past its timeout signs with another key
+ * (lambda-runtime.ts).
+ */
+export const roleCredentials = (logicalId: string) => ({
+  AWS_ACCESS_KEY_ID: logicalId,
+  AWS_SECRET_ACCESS_KEY: LOCAL_SECRET_KEY,
+  AWS_CREDENTIAL_EXPIRATION: new Date(0).toISOString(),
+});
 
 /** What Lambda's runtime sets that the machine gives here. */
 const RUNTIME_FROM_HOST = [
@@ -45,6 +58,7 @@ export function functionEnvironment(
     AWS_DEFAULT_REGION: 'us-east-1',
     AWS_LAMBDA_FUNCTION_NAME: fn.logicalId,
     AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    ...roleCredentials(fn.logicalId),
     ...fromHost(LOCAL_FROM_HOST),
     ...template,
     // MODELS_DIR too: the models are where `npm start` fetched them, not in the image's /opt/models.

@@ -52,20 +52,19 @@ runtimeGlobals.awslambda ??= {};
 runtimeGlobals.awslambda.InvokeStore ??= invokeStore;
 
 /**
- * Who calls the stand-ins: each invocation signs its AWS calls with its function's access key id (local/iam.ts),
- * so that the stand-ins evaluate them as that function's role. The clients are module singletons shared by
- * every function in this process, so the key is the current invocation's, looked up at signing time through
- * this hook (layers/aws/clients.ts reads it without importing local/). Outside an invocation: none, so the
- * clients sign with the admin key.
+ * Invocations past their function's timeout, by request id. Their function's role keys are in their
+ * environment (function-environment.ts `roleCredentials`), read again at every call; from the timeout on they
+ * read a key no role has, so that what such a run would still write is refused (with IAM enforced).
  */
-const CALLER_KEY = Symbol('callerAccessKeyId');
-const LOCAL_CALLER = Symbol.for('photo-jobs.local.caller-access-key');
-/** Invocations past their function's timeout, by request id: their calls sign with a key no role has. */
 const expired = new Set<string>();
-(globalThis as { [LOCAL_CALLER]?: () => string | undefined })[LOCAL_CALLER] = () => {
-  const store = invocations.getStore();
-  const caller = store?.[CALLER_KEY] as string | undefined;
-  return caller && expired.has(store?.[REQUEST_ID] as string) ? `${caller}-timed-out` : caller;
+const timedOutEnvironments = new WeakMap<object, NodeJS.ProcessEnv>();
+const timedOut = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => {
+  let changed = timedOutEnvironments.get(env);
+  if (!changed) {
+    changed = { ...env, AWS_ACCESS_KEY_ID: `${env.AWS_ACCESS_KEY_ID ?? 'unknown'}-timed-out` };
+    timedOutEnvironments.set(env, changed);
+  }
+  return changed;
 };
 
 /**
@@ -83,7 +82,11 @@ if (!runtimeProcess[PROCESS_ENV_SCOPED]) {
   Object.defineProperty(process, 'env', {
     configurable: true,
     enumerable: true,
-    get: () => (invocations.getStore()?.[FUNCTION_ENV] as NodeJS.ProcessEnv | undefined) ?? processEnv,
+    get: () => {
+      const store = invocations.getStore();
+      const env = (store?.[FUNCTION_ENV] as NodeJS.ProcessEnv | undefined) ?? processEnv;
+      return store && expired.has(store[REQUEST_ID] as string) ? timedOut(env) : env;
+    },
     set: (value: NodeJS.ProcessEnv) => {
       processEnv = value;
     },
@@ -101,8 +104,7 @@ export const functionTimedOut = (timeoutSeconds: number): Error =>
   });
 
 /**
- * Each invocation runs in its own store, acting as its function (whose logical id is its access key id),
- * with its function's environment when one is given.
+ * Each invocation runs in its own store, with its function's environment (its role's keys among it) when one is given.
  */
 const inInvocation =
   (handler: Handler, environment?: Record<string, string>): Handler =>
@@ -110,7 +112,6 @@ const inInvocation =
     invocations.run(
       {
         [REQUEST_ID]: context.awsRequestId,
-        [CALLER_KEY]: context.functionName,
         ...(environment ? { [FUNCTION_ENV]: environment } : {}),
       },
       () => handler(event, context),

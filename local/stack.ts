@@ -13,6 +13,7 @@ import { functionEnvironment } from './function-environment.ts';
 import {
   iamAuthorizer,
   intrinsicResolver,
+  LOCAL_ADMIN_CREDENTIALS,
   type LocalNames,
   localStateMachineArn,
   readPolicies,
@@ -207,6 +208,9 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
   Object.assign(process.env, {
     TABLE_NAME: LOCAL_TABLE,
     BUCKET_NAME: LOCAL_BUCKET,
+    // Callers outside any function sign as the stand-ins' admin; each function as its role.
+    AWS_ACCESS_KEY_ID: LOCAL_ADMIN_CREDENTIALS.accessKeyId,
+    AWS_SECRET_ACCESS_KEY: LOCAL_ADMIN_CREDENTIALS.secretAccessKey,
     STATE_MACHINE_ARN: stateMachineArn,
     ARCHIVE_STATE_MACHINE_ARN: archiveMachine.arn,
     AWS_REGION: 'us-east-1',

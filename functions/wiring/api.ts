@@ -1,4 +1,4 @@
-import { awsClients } from '#aws/clients.ts';
+import { dynamodbClient } from '#aws/clients.ts';
 import { masterKeyLoader } from '#aws/master-key.ts';
 import { countedWebhookSender, logger } from '#aws/observability.ts';
 import { bucketAdapters, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
@@ -16,9 +16,9 @@ import { withBatchHooks } from './batch.ts';
  * outbound HTTP clients for `url` sources and redeliveries, and the function's logger. Their role grants
  * exactly this.
  */
-export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
-  const table = tableAdapters(cfg, clients);
-  const bucket = bucketAdapters(cfg, clients);
+export function apiWiring(cfg: Config = config()) {
+  const table = tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) });
+  const bucket = bucketAdapters(cfg);
   return {
     config: cfg,
     clock: systemClock,
@@ -34,7 +34,7 @@ export function apiWiring(cfg: Config = config(), clients = awsClients(cfg)) {
       );
       return { key: upload.key, bytes: upload.bytes, filename: upload.filename };
     },
-    ...workflowAdapter(cfg, clients),
+    ...workflowAdapter(cfg),
     masterKey: masterKeyLoader(cfg),
     // One per process (a Lambda container, or `npm start`): reads by a key verified in the last seconds
     // skip reading it again (docs/decisions/0008-verified-keys-for-reads.md).

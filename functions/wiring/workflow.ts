@@ -1,4 +1,4 @@
-import { dynamodbClient, eventbridgeClient, s3Client, sfnClient } from '#aws/clients.ts';
+import { dynamodbClient } from '#aws/clients.ts';
 import { countedWebhookSender } from '#aws/observability.ts';
 import { bucketAdapters, eventsAdapter, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
 import { type Config, oncePerConfig } from '#config';
@@ -29,19 +29,19 @@ const tableTask = (cfg: Config) => ({
 });
 
 export const settleDeps = oncePerConfig((cfg) => {
-  return withBatchHooks({ ...tableTask(cfg), ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }) });
+  return withBatchHooks({ ...tableTask(cfg), ...workflowAdapter(cfg) });
 });
 
 export const deliverDeps = oncePerConfig((cfg) => {
-  return { ...tableTask(cfg), ...eventsAdapter(cfg, { eventbridge: eventbridgeClient(cfg) }) };
+  return { ...tableTask(cfg), ...eventsAdapter(cfg) };
 });
 
 /** The archive workflow's task: a batch's archive in, its photos and items out, or its download built. */
 export const archiveDeps = oncePerConfig((cfg) => {
   return withBatchHooks({
     ...tableTask(cfg),
-    ...bucketAdapters(cfg, { s3: s3Client(cfg) }),
-    ...workflowAdapter(cfg, { sfn: sfnClient(cfg) }),
+    ...bucketAdapters(cfg),
+    ...workflowAdapter(cfg),
     maxSourceBytes: cfg.MAX_SOURCE_BYTES,
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
   });

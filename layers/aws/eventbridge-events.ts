@@ -1,7 +1,12 @@
-import { type EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import { EventBridgeClient, PutEventsCommand } from '@aws-sdk/client-eventbridge';
+import type { Config } from '#config';
 import { TransientError } from '#core/errors.ts';
 import type { EventPublisher } from '#core/ports.ts';
 import { EVENT_SOURCE } from '#core/webhooks/delivery.ts';
+import { clientSettings } from './client-settings.ts';
+
+export const eventbridgeClient = (cfg: Config) =>
+  new EventBridgeClient(clientSettings(cfg, cfg.EVENTBRIDGE_ENDPOINT));
 
 /**
  * Job events on an EventBridge bus: `source` photo-jobs, `detail-type` the event name (`job.succeeded`,

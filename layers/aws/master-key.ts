@@ -1,5 +1,3 @@
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import type { Config } from '#config';
 import { hashSecret } from '#core/keys/api-key.ts';
 
@@ -12,16 +10,9 @@ import { hashSecret } from '#core/keys/api-key.ts';
 export function masterKeyLoader(
   cfg: Config,
   read: { secret(arn: string): Promise<string>; parameter(name: string): Promise<string> } = {
-    async secret(arn) {
-      const client = new SecretsManagerClient({ region: cfg.AWS_REGION });
-      const { SecretString } = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-      return SecretString ?? '';
-    },
-    async parameter(name) {
-      const client = new SSMClient({ region: cfg.AWS_REGION });
-      const { Parameter } = await client.send(new GetParameterCommand({ Name: name, WithDecryption: true }));
-      return Parameter?.Value ?? '';
-    },
+    // Imported on the read, once per cold start where the key is kept there: other deployments never load the two SDK packages.
+    secret: async (arn) => (await import('./master-key-reads.ts')).readSecret(cfg.AWS_REGION, arn),
+    parameter: async (name) => (await import('./master-key-reads.ts')).readParameter(cfg.AWS_REGION, name),
   },
 ): () => Promise<string | null> {
   let loaded: Promise<string | null> | undefined;

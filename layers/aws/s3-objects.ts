@@ -7,15 +7,27 @@ import {
   ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
-  type S3Client,
+  S3Client,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import type { Config } from '#config';
 import { NotFoundError } from '#core/errors.ts';
 import type { ObjectStore, ObjectStreams, UploadTargets } from '#core/ports.ts';
+import { clientSettings } from './client-settings.ts';
 
 /** Parts of a streamed upload; S3 wants at least 5 MiB for every part but the last. */
 export const PART_BYTES = 8 * 1024 * 1024;
+
+export const s3Client = (cfg: Config) =>
+  new S3Client({
+    ...clientSettings(cfg, cfg.S3_ENDPOINT),
+    forcePathStyle: true,
+    // Checksums only when S3 demands them: otherwise streamed uploads are stored with chunk framing
+    // by S3-compatible stores, and presigned PUTs carry an empty-body checksum.
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
 
 export function s3Objects(client: S3Client, bucket: string): ObjectStore & ObjectStreams & UploadTargets {
   /**

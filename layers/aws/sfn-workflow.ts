@@ -2,10 +2,14 @@ import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
-  type SFNClient,
+  SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import type { Config } from '#config';
 import type { ArchiveWorkflow, WorkflowStarter, WorkflowStates } from '#core/ports.ts';
+import { clientSettings } from './client-settings.ts';
+
+export const sfnClient = (cfg: Config) => new SFNClient(clientSettings(cfg, cfg.SFN_ENDPOINT));
 
 export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter & WorkflowStates {
   return {

@@ -1,6 +1,18 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { Config } from '#config';
-import type { ArchiveTask, Clock } from '#core/ports.ts';
-import type { awsClients } from './clients.ts';
+import type {
+  ArchiveReader,
+  ArchiveTask,
+  ArchiveWorkflow,
+  ArchiveWriter,
+  Clock,
+  EventPublisher,
+  ObjectStore,
+  ObjectStreams,
+  UploadTargets,
+  WorkflowStarter,
+  WorkflowStates,
+} from '#core/ports.ts';
 import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
 import { dynamodbActiveWork } from './dynamodb-active.ts';
 import { dynamodbBatches } from './dynamodb-batches.ts';
@@ -11,10 +23,6 @@ import { dynamodbJobs } from './dynamodb-jobs.ts';
 import { dynamodbRequestCounter } from './dynamodb-request-counter.ts';
 import { dynamodbUploads } from './dynamodb-uploads.ts';
 import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
-import { eventbridgeEvents } from './eventbridge-events.ts';
-import { s3Objects } from './s3-objects.ts';
-import { sfnArchiveWorkflow, sfnWorkflow } from './sfn-workflow.ts';
-import { s3Archives, yazlArchives } from './zip-archives.ts';
 
 /**
  * The AWS adapters, grouped by the resource they reach, so that each kind of function builds only what
@@ -22,8 +30,6 @@ import { s3Archives, yazlArchives } from './zip-archives.ts';
  * of function, composes them with the use cases' settings and the HTTP and vision adapters.
  */
 export const systemClock: Clock = { now: () => new Date() };
-
-type Clients = ReturnType<typeof awsClients>;
 
 /** A setting this function cannot run without: its absence fails the cold start with the variable's name. */
 export function required<K extends keyof Config>(cfg: Config, name: K): NonNullable<Config[K]> {
@@ -34,7 +40,7 @@ export function required<K extends keyof Config>(cfg: Config, name: K): NonNulla
 }
 
 /** Every repository kept in the table. */
-export function tableAdapters(cfg: Config, clients: Pick<Clients, 'dynamodb'>) {
+export function tableAdapters(cfg: Config, clients: { dynamodb: DynamoDBClient }) {
   const table = required(cfg, 'TABLE_NAME');
   const now = () => systemClock.now();
   return {
@@ -53,26 +59,103 @@ export function tableAdapters(cfg: Config, clients: Pick<Clients, 'dynamodb'>) {
   };
 }
 
-export const bucketAdapters = (cfg: Config, clients: Pick<Clients, 's3'>) => ({
-  objects: s3Objects(clients.s3, required(cfg, 'BUCKET_NAME')),
-  archives: s3Archives(clients.s3, required(cfg, 'BUCKET_NAME')),
-  zip: yazlArchives,
-});
+/**
+ * Every port below but the table's is made on its first call: its adapter module, and the SDK package and
+ * client behind it, are imported then. A function imports only the wiring of its kind, yet most calls
+ * reach a few of its ports (GET /jobs/{id} never starts a workflow, and reads the bucket only to sign a
+ * finished job's links), and a package imported at cold start costs every cold start 15-45 ms of CPU
+ * (`npm run bench -- coldstart`). A failed import is tried again on the next call.
+ */
+function onFirstCall<T>(load: () => Promise<T>): () => Promise<T> {
+  let loading: Promise<T> | undefined;
+  return () => {
+    loading ??= load().catch((error) => {
+      loading = undefined;
+      throw error;
+    });
+    return loading;
+  };
+}
+
+type AsyncPort<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<R> : never;
+};
+
+/** `port`'s methods, each calling the adapter `load` makes (once); `methods` names every one, checked by the compiler. */
+function deferred<T extends AsyncPort<T>>(load: () => Promise<T>, methods: { [K in keyof T]-?: true }): T {
+  const adapter = onFirstCall(load);
+  return Object.fromEntries(
+    Object.keys(methods).map((name) => [
+      name,
+      async (...args: unknown[]) => {
+        const port = (await adapter()) as Record<string, (...a: unknown[]) => Promise<unknown>>;
+        return port[name]!(...args);
+      },
+    ]),
+  ) as T;
+}
+
+type Objects = ObjectStore & ObjectStreams & UploadTargets;
+
+export const bucketAdapters = (cfg: Config) => {
+  const bucket = required(cfg, 'BUCKET_NAME');
+  const s3 = onFirstCall(async () => {
+    const [{ s3Client, s3Objects }, { s3Archives }] = await Promise.all([
+      import('./s3-objects.ts'),
+      import('./zip-archives.ts'),
+    ]);
+    const client = s3Client(cfg);
+    return { objects: s3Objects(client, bucket), archives: s3Archives(client, bucket) };
+  });
+  const objects = deferred<Objects>(async () => (await s3()).objects, {
+    put: true,
+    get: true,
+    exists: true,
+    delete: true,
+    presignGet: true,
+    getStream: true,
+    putStream: true,
+    presignPut: true,
+    sizeOf: true,
+  });
+  const archives = deferred<ArchiveReader>(async () => (await s3()).archives, { open: true });
+  const zip: ArchiveWriter = {
+    async *zip(entries) {
+      yield* (await import('./zip-archives.ts')).zipStream(entries);
+    },
+  };
+  return { objects, archives, zip };
+};
 
 /** Starts the job and archive workflows; the ARNs are checked on use, since only some callers start one. */
-export const workflowAdapter = (cfg: Config, clients: Pick<Clients, 'sfn'>) => ({
-  workflow: {
-    start: (jobId: string, attempt: number) =>
-      sfnWorkflow(clients.sfn, required(cfg, 'STATE_MACHINE_ARN')).start(jobId, attempt),
-    state: (jobId: string, attempt: number) =>
-      sfnWorkflow(clients.sfn, required(cfg, 'STATE_MACHINE_ARN')).state(jobId, attempt),
-  },
-  archiveWorkflow: {
-    start: (name: string, task: ArchiveTask) =>
-      sfnArchiveWorkflow(clients.sfn, required(cfg, 'ARCHIVE_STATE_MACHINE_ARN')).start(name, task),
-  },
-});
+export const workflowAdapter = (cfg: Config) => {
+  const sfn = onFirstCall(async () => {
+    const module = await import('./sfn-workflow.ts');
+    return { ...module, client: module.sfnClient(cfg) };
+  });
+  const jobs = async () => {
+    const { sfnWorkflow, client } = await sfn();
+    return sfnWorkflow(client, required(cfg, 'STATE_MACHINE_ARN'));
+  };
+  const workflow: WorkflowStarter & WorkflowStates = {
+    start: async (jobId, attempt) => (await jobs()).start(jobId, attempt),
+    state: async (jobId, attempt) => (await jobs()).state(jobId, attempt),
+  };
+  const archiveWorkflow: ArchiveWorkflow = {
+    start: async (name: string, task: ArchiveTask) => {
+      const { sfnArchiveWorkflow, client } = await sfn();
+      return sfnArchiveWorkflow(client, required(cfg, 'ARCHIVE_STATE_MACHINE_ARN')).start(name, task);
+    },
+  };
+  return { workflow, archiveWorkflow };
+};
 
-export const eventsAdapter = (cfg: Config, clients: Pick<Clients, 'eventbridge'>) => ({
-  events: eventbridgeEvents(clients.eventbridge, cfg.EVENT_BUS_NAME),
+export const eventsAdapter = (cfg: Config) => ({
+  events: deferred<EventPublisher>(
+    async () => {
+      const { eventbridgeClient, eventbridgeEvents } = await import('./eventbridge-events.ts');
+      return eventbridgeEvents(eventbridgeClient(cfg), cfg.EVENT_BUS_NAME);
+    },
+    { publish: true },
+  ),
 });

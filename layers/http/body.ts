@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import busboy from 'busboy';
+import type busboy from 'busboy';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import {
@@ -114,7 +114,9 @@ function addField(fields: Record<string, unknown>, name: string | undefined, val
   fields[name] = value;
 }
 
-function parseMultipart(contentType: string, body: Buffer, maxFileBytes: number): Promise<ParsedBody> {
+async function parseMultipart(contentType: string, body: Buffer, maxFileBytes: number): Promise<ParsedBody> {
+  // Only the endpoints that take files ever parse a form: the others never load busboy.
+  const { default: busboy } = await import('busboy');
   return new Promise((resolve, reject) => {
     const fields: Record<string, unknown> = {};
     const files: Record<string, UploadedFile> = {};

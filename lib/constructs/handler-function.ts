@@ -1,11 +1,13 @@
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import type { CfnResource, Duration } from 'aws-cdk-lib';
+import { cpSync, existsSync, mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
+import type * as cdk from 'aws-cdk-lib';
+import { AssetHashType, type CfnResource, DockerImage, type Duration } from 'aws-cdk-lib';
 import type * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import type { BuildOptions } from 'esbuild';
 import { bundledFilesOf, handlerMetadataKey, prebuilt, repoRoot } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { createLogGroup } from './log-group.ts';
@@ -29,42 +31,69 @@ export const constructIdOf = (handler: string): string =>
     .join('');
 
 /**
- * The AWS SDK v3 is bundled rather than taken from the runtime: package.json pins it, and the runtime's
- * copy moves under us between deploys. With ESM output esbuild tree-shakes it to what a handler uses.
- */
-/**
  * Some CommonJS dependencies call `require` at run time, which an ESM bundle does not define: every ESM
  * bundle we build starts with this (the construct package's too, bin/packages.ts).
  */
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);";
 
-const bundling: nodejs.BundlingOptions = {
-  format: nodejs.OutputFormat.ESM,
+/** What makes Node read a bundle's source map; a function gets its map bundled only when it runs with this. */
+export const sourceMapsEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
+const readsSourceMaps = (environment: Record<string, string>) =>
+  environment.NODE_OPTIONS?.split(' ').includes(sourceMapsEnvironment.NODE_OPTIONS) ?? false;
+
+/**
+ * The esbuild settings of a zip function: `index.mjs` exporting `handler`, and beside it `chunks/`, the code
+ * only a dynamic `import()` reaches (layers/aws/wiring.ts imports an adapter and its SDK package on its first
+ * call). Node reads and compiles a chunk only when it is imported, so a cold start pays for what the
+ * handler loads, not for all it could reach (`npm run bench -- coldstart`). The AWS SDK v3 is bundled rather
+ * than taken from the runtime: package.json pins it, and the runtime's copy moves under us between deploys;
+ * with ESM output esbuild tree-shakes it to what a handler uses.
+ */
+const zipBundleOptions = (entry: string, outdir: string, sourcemap: boolean): BuildOptions => ({
+  entryPoints: { index: entry },
+  outdir,
+  outExtension: { '.js': '.mjs' },
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
+  bundle: true,
+  platform: 'node',
   target: 'node22',
+  format: 'esm',
   mainFields: ['module', 'main'],
   minify: true,
   // Class names survive minification (error names are literals anyway: layers/core/error-names.ts).
   keepNames: true,
-  sourceMap: true,
+  sourcemap,
   // Stack traces only need positions; leaving sources out keeps the zip small.
   sourcesContent: false,
-  externalModules: [],
-  banner: ESM_REQUIRE_BANNER,
-  // Bundle with the esbuild from devDependencies: offline, no Docker.
-  forceDockerBundling: false,
-};
+  banner: { js: ESM_REQUIRE_BANNER },
+  logLevel: 'warning',
+});
 
-/** Copies the files a function reads at run time next to its bundle (config.ts `bundledFilesOf`). */
-function copyFilesHook(files: ReadonlyArray<{ from: string; to: string }>): nodejs.ICommandHooks {
+/**
+ * Bundles with the esbuild from devDependencies, in this process: offline, no Docker. Required here, at
+ * bundling, not imported: the construct package carries its bundles built already and has no esbuild.
+ */
+function localBundling(handler: string, sourcemap: boolean): cdk.BundlingOptions {
+  const entry = join(repoRoot, handler);
   return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) =>
-      files.map(
-        ({ from, to }) =>
-          `mkdir -p "${join(outputDir, to, '..')}" && cp -R "${resolve(inputDir, from)}" "${join(outputDir, to)}"`,
-      ),
+    // Never pulled: the local bundling below always bundles or throws.
+    image: DockerImage.fromRegistry('esbuild-runs-locally'),
+    // CDK reuses a bundle for equal bundling options, and `local` does not count: these make them differ.
+    environment: { ENTRY: handler, SOURCEMAP: String(sourcemap) },
+    local: {
+      tryBundle(outputDir) {
+        const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
+        esbuild.buildSync(zipBundleOptions(entry, outputDir, sourcemap));
+        // The files a function reads at run time, beside its bundle (config.ts `bundledFilesOf`).
+        for (const { from, to } of bundledFilesOf(handler)) {
+          mkdirSync(dirname(join(outputDir, to)), { recursive: true });
+          cpSync(resolve(repoRoot, from), join(outputDir, to), { recursive: true });
+        }
+        return true;
+      },
+    },
   };
 }
 
@@ -94,21 +123,25 @@ export function tagHandler(fn: lambda.IFunction, handler: string): void {
   (fn.node.defaultChild as CfnResource).addMetadata(handlerMetadataKey, handler);
 }
 
-/** NodejsFunction's handler for an ESM bundle: `index.mjs`, exporting `handler`. */
-const PREBUILT_HANDLER = 'index.handler';
+/** The bundle's entry: `index.mjs`, exporting `handler`. */
+const BUNDLE_HANDLER = 'index.handler';
 
 /**
  * A zip Lambda built from one TypeScript entry file with the shared bundling settings. A missing entry file
- * fails the synth (NodejsFunction checks it), so a deleted handler cannot silently drop its route or task.
- * Where the construct package carries the bundle built already (config.ts `prebuilt`), that bundle is the
- * code, with the same handler and settings, so a deployer's app needs neither esbuild nor our dependencies.
+ * fails the synth, so a deleted handler cannot silently drop its route or task. Where the construct package
+ * carries the bundle built already (config.ts `prebuilt`), that bundle is the code, with the same handler
+ * and settings, so a deployer's app needs neither esbuild nor our dependencies.
  */
 export function createHandlerFunction(
   scope: Construct,
   id: string,
   props: HandlerFunctionProps,
 ): lambda.Function {
-  const settings = {
+  const prebuiltBundle = join(repoRoot, prebuilt.bundleOf(props.handler));
+  const fromSources = !existsSync(prebuiltBundle);
+  if (fromSources && !existsSync(join(repoRoot, props.handler)))
+    throw new Error(`Cannot find entry file at ${join(repoRoot, props.handler)}`);
+  const fn = new lambda.Function(scope, id, {
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
@@ -117,22 +150,15 @@ export function createHandlerFunction(
     role: props.role,
     logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
     tracing: lambda.Tracing.ACTIVE,
-  };
-  const prebuiltBundle = join(repoRoot, prebuilt.bundleOf(props.handler));
-  const fn = existsSync(prebuiltBundle)
-    ? new lambda.Function(scope, id, {
-        ...settings,
-        code: lambda.Code.fromAsset(prebuiltBundle),
-        handler: PREBUILT_HANDLER,
-      })
-    : new nodejs.NodejsFunction(scope, id, {
-        ...settings,
-        entry: join(repoRoot, props.handler),
-        projectRoot: repoRoot,
-        // npm-shrinkwrap.json, not package-lock.json: npm pack never ships the latter (docs/deploy.md).
-        depsLockFilePath: join(repoRoot, 'npm-shrinkwrap.json'),
-        bundling: { ...bundling, commandHooks: copyFilesHook(bundledFilesOf(props.handler)) },
-      });
+    handler: BUNDLE_HANDLER,
+    code: fromSources
+      ? lambda.Code.fromAsset(repoRoot, {
+          // The hash of what was built, as NodejsFunction does: hashing the sources would read node_modules.
+          assetHashType: AssetHashType.OUTPUT,
+          bundling: localBundling(props.handler, readsSourceMaps(props.environment)),
+        })
+      : lambda.Code.fromAsset(prebuiltBundle),
+  });
   tagHandler(fn, props.handler);
   acknowledgeFunctionFindings(fn);
   return fn;

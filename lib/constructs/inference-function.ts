@@ -10,7 +10,7 @@ import { createLogGroup } from './log-group.ts';
 import type { ServiceContext } from './task-functions.ts';
 
 export interface InferenceProps {
-  /** MiB; default 3008. The models need about 1.5 GB at peak. */
+  /** MiB; default `inference.memoryMiB` of lib/config.ts (2,560: the peak RSS at the largest photo, plus a margin). */
   memorySize?: number;
   /** Default ARM_64; the image is built for the same platform. */
   architecture?: lambda.Architecture;

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --runs N] [-- --only op,op] [-- --ours-only] [-- --json file]`: our operations and a peer doing the same work, side by side on the same
+ * `npm run bench [-- --runs N] [-- --only op,op] [-- --ours-only] [-- --largest] [-- --json file]`: our operations and a peer doing the same work, side by side on the same
  * 12 MP photos in one invocation. The peer is `@imgly/background-removal-node@1.4.5` (the same ISNet
  * weights, fp16 "medium"), a dev dependency only: its `removeBackground` stands against our `background`
  * and `studio_background`, its `segmentForeground` against our `background_mask`. Every row runs in its own
@@ -23,6 +23,7 @@ import sharp from 'sharp';
 import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, type Operation } from '#core/jobs/operations.ts';
+import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 import type { OperationResult } from '#core/use-cases/run-inference.ts';
 import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { defaultModelSearchDirs } from '#models/locate.ts';
@@ -49,7 +50,14 @@ const SOURCE_PHOTOS = [
  */
 const STREET_PHOTO = 'plates/br/AYO9034.jpg';
 const BENCH_DIR = path.join(repoRoot, '.cache', 'bench');
-const benchImage = (i: number) => path.join(BENCH_DIR, `bench-${i}-4000x3000.jpg`);
+/**
+ * `--largest`: the photos at the largest size the API accepts (MAX_IMAGE_PIXELS at 4:3), the peak RSS the
+ * inference function's memory is sized from (lib/config.ts `inference.memoryMiB`); else 12 MP.
+ */
+const largest = process.argv.includes('--largest');
+const PHOTO_SIZE = largest ? largestAccepted(4, 3) : { width: 4000, height: 3000 };
+const sizeName = `${PHOTO_SIZE.width}x${PHOTO_SIZE.height}`;
+const benchImage = (i: number) => path.join(BENCH_DIR, `bench-${i}-${sizeName}.jpg`);
 const streetImage = path.join(BENCH_DIR, 'bench-street-4000x3000.jpg');
 
 const PEER_PACKAGE = '@imgly/background-removal-node';
@@ -93,6 +101,16 @@ interface ChildReport {
   bytes?: Array<{ source: number; files: number; url: number }>;
   /** Outbound attempts refused in the child (peer only). */
   outbound?: string[];
+}
+
+/** The largest width x height of this aspect within MAX_IMAGE_PIXELS. */
+function largestAccepted(across: number, down: number) {
+  const unit = Math.floor(Math.sqrt(MAX_IMAGE_PIXELS / (across * down)));
+  let width = unit * across;
+  let height = unit * down;
+  while ((width + 1) * height <= MAX_IMAGE_PIXELS) width++;
+  while (width * (height + 1) <= MAX_IMAGE_PIXELS) height++;
+  return { width, height };
 }
 
 const arg = (name: string) => {
@@ -248,7 +266,7 @@ const quantile = (sorted: number[], q: number) => {
 function spawnChild(kind: '--child' | '--peer', name: string): ChildReport {
   const result = spawnSync(
     process.execPath,
-    ['--import', 'tsx', script, kind, name, '--runs', String(runs)],
+    ['--import', 'tsx', script, kind, name, '--runs', String(runs), ...(largest ? ['--largest'] : [])],
     {
       cwd: repoRoot,
       // Our rows run as the inference function does (its glibc settings); the peer as it comes.
@@ -312,9 +330,9 @@ function cpuTopology(): string {
 
 async function main() {
   // The file holds one run of every operation, each photo counted alike.
-  if (jsonOut && (only || runs % SOURCE_PHOTOS.length !== 0)) {
+  if (jsonOut && (only || largest || runs % SOURCE_PHOTOS.length !== 0)) {
     console.error(
-      `--json takes every operation (no --only) and --runs a multiple of ${SOURCE_PHOTOS.length}`,
+      `--json takes every operation at 12 MP (no --only, no --largest) and --runs a multiple of ${SOURCE_PHOTOS.length}`,
     );
     process.exitCode = 2;
     return;
@@ -327,7 +345,7 @@ async function main() {
   let bytes = 0;
   for (const [i, photo] of SOURCE_PHOTOS.entries()) {
     const big = await sharp(await readFile(path.join(evalDir, photo)))
-      .resize(4000, 3000, { fit: 'cover', kernel: 'lanczos3' })
+      .resize(PHOTO_SIZE.width, PHOTO_SIZE.height, { fit: 'cover', kernel: 'lanczos3' })
       .jpeg({ quality: 90 })
       .toBuffer();
     bytes += big.length;
@@ -350,7 +368,7 @@ async function main() {
   );
   const loadBefore = os.loadavg()[0]!;
   console.log(
-    `Benchmark: ${SOURCE_PHOTOS.length} eval photos upscaled to 4000x3000 JPEG (${(bytes / 1e6).toFixed(1)} MB ` +
+    `Benchmark: ${SOURCE_PHOTOS.length} eval photos upscaled to ${sizeName} JPEG (${(bytes / 1e6).toFixed(1)} MB ` +
       `in all), one cold job then ${runs} warm jobs per row, one child process per row; ` +
       `${os.cpus().length} CPUs (${os.cpus()[0]?.model ?? 'unknown'}, ${cpuTopology()}), load average ${loadBefore.toFixed(1)}`,
   );
@@ -499,6 +517,11 @@ const childOperation = arg('--child') as Operation | undefined;
 if (process.argv[2] === 'api') {
   // `npm run bench -- api`: the HTTP load benchmark of the embedded stack (test/bench/api.ts).
   await (await import('./api.ts')).benchApi();
+} else if (process.argv[2] === 'coldstart') {
+  // `npm run bench -- coldstart [--runs N]`: import CPU time of each bundle (test/bench/coldstart.ts).
+  const { benchColdStart } = await import('./coldstart.ts');
+  for (const line of await benchColdStart(repoRoot, Math.max(1, Number(arg('--runs') ?? 9))))
+    console.log(line);
 } else if (process.argv[2] === 'archive') {
   // `npm run bench -- archive`: peak RSS of the API process while a 1 GB archive is accepted.
   for (const line of await archiveIntakeBench(repoRoot)) console.log(line);

@@ -4,9 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { JOB_POLLING } from '../../client/index.ts';
 import type { CfnTemplate } from '../../lib/app.ts';
 import { ESTIMATES } from '../../tools/cost/estimates.ts';
-import { type Bench, benchFigures, jobCost, type Trace } from '../../tools/cost/model.ts';
+import { type Bench, benchFigures, inferenceMsAt, jobCost, type Trace } from '../../tools/cost/model.ts';
 import { PRICES } from '../../tools/cost/prices.ts';
-import { costTable, inputsSummary, readSnapshots, staleness } from '../../tools/cost/report.ts';
+import { costTable, inputsSummary, memoryTable, readSnapshots, staleness } from '../../tools/cost/report.ts';
 import { templateFacts, UnfollowedStateError } from '../../tools/cost/template-facts.ts';
 import { plainAssembly } from '../support/assembly.ts';
 
@@ -118,12 +118,19 @@ describe('the cost model and the template', () => {
       )!;
       inference.Properties.MemorySize = 2 * inference.Properties.MemorySize;
     });
-    expect(cost(bigger)['Lambda: inference']).toBeGreaterThan(1.9 * now['Lambda: inference']);
+    // Twice the GB, each second of it shorter by the CPU the extra memory brings (ESTIMATES, up to two vCPUs).
+    const facts = templateFacts(templates);
+    const memoryMb = facts.functions[facts.inferenceFunction]!.memoryMb;
+    const ratio =
+      (2 * inferenceMsAt(1000, 2 * memoryMb, ESTIMATES)) / inferenceMsAt(1000, memoryMb, ESTIMATES);
+    expect(cost(bigger)['Lambda: inference'] / now['Lambda: inference']).toBeCloseTo(ratio, 2);
   });
 
   it('is shown in docs/deploy.md as `npm run cost` prints it now', () => {
     const doc = readFileSync(path.join(import.meta.dirname, '..', '..', 'docs', 'deploy.md'), 'utf8');
-    const printed = `${costTable(templates, snapshots)}\n\n${inputsSummary(templates, snapshots)}`;
+    const printed = [costTable, memoryTable, inputsSummary]
+      .map((part) => part(templates, snapshots))
+      .join('\n\n');
     expect(doc.includes(printed), `paste what \`npm run cost\` prints into docs/deploy.md:\n${printed}`).toBe(
       true,
     );

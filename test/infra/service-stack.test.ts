@@ -113,12 +113,7 @@ describe('HTTP API', () => {
     // Nothing to find and nothing to call: no table, bucket, workflow or master key.
     const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
     expect(Object.keys(variables).sort()).toEqual(
-      [
-        'NODE_OPTIONS',
-        'POWERTOOLS_LOG_LEVEL',
-        'POWERTOOLS_METRICS_NAMESPACE',
-        'POWERTOOLS_SERVICE_NAME',
-      ].sort(),
+      ['POWERTOOLS_LOG_LEVEL', 'POWERTOOLS_METRICS_NAMESPACE', 'POWERTOOLS_SERVICE_NAME'].sort(),
     );
   });
 
@@ -156,7 +151,6 @@ describe('functions', () => {
           'ARCHIVE_STATE_MACHINE_ARN',
           'BUCKET_NAME',
           'MASTER_KEY_SHA256',
-          'NODE_OPTIONS',
           'POWERTOOLS_LOG_LEVEL',
           'POWERTOOLS_METRICS_NAMESPACE',
           'POWERTOOLS_SERVICE_NAME',
@@ -164,7 +158,8 @@ describe('functions', () => {
           'TABLE_NAME',
         ].sort(),
       );
-      expect(variables.NODE_OPTIONS).toBe('--enable-source-maps');
+      // Source maps only when the deployer asks (PhotoJobsProps.sourceMaps): reading them costs every cold start.
+      expect(variables.NODE_OPTIONS).toBeUndefined();
     }
   });
 
@@ -174,7 +169,7 @@ describe('functions', () => {
     expect(fn?.Properties).toMatchObject({
       PackageType: 'Image',
       Architectures: ['arm64'],
-      MemorySize: 3008,
+      MemorySize: 2560,
       Timeout: 120,
       EphemeralStorage: { Size: 2048 },
       Environment: { Variables: { MODELS_DIR: '/opt/models', MALLOC_ARENA_MAX: '2' } },

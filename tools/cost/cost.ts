@@ -6,7 +6,7 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { synthesizeTemplates } from '../../lib/app.ts';
-import { costTable, inputsSummary, readSnapshots, staleness, TRACE_FILE } from './report.ts';
+import { costTable, inputsSummary, memoryTable, readSnapshots, staleness, TRACE_FILE } from './report.ts';
 
 if (process.argv[2] === 'trace') {
   const { traceJobs } = await import('./trace.ts');
@@ -28,5 +28,7 @@ if (stale.length > 0) {
   process.exit(1);
 }
 console.log(costTable(templates, snapshots));
+console.log();
+console.log(memoryTable(templates, snapshots));
 console.log();
 console.log(inputsSummary(templates, snapshots));

@@ -26,6 +26,16 @@ export const ESTIMATES = {
    * half a day on average.
    */
   expiryRoundingDays: 0.5,
+  /**
+   * Lambda gives a function CPU in proportion to its memory: one vCPU at 1,769 MB (AWS Lambda, "Configure
+   * function memory"). The bench's run times are taken as work spread over the bench host's two CPUs
+   * (onnxruntime and libvips use both), so at m MB a run takes p50 x 2 / min(2, m / 1,769): longer below
+   * 3,538 MB, no shorter above. An assumption: it holds where the work is CPU-bound and parallel.
+   */
+  lambdaMbPerVcpu: 1769,
+  benchVcpus: 2,
+  /** The inference memory sizes `npm run cost` prices side by side, with the one the template sets. */
+  inferenceMemorySizesMb: [1769, 2048, 3008],
   /** Days in a billing month, as AWS turns byte-hours into GB-months (730 hours). */
   daysPerMonth: 730 / 24,
 } as const;

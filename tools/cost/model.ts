@@ -131,9 +131,30 @@ export interface ModelInputs {
 
 const GB = 2 ** 30;
 
+/** The inference function's run time at `memoryMb`, from the bench's (its CPU share, ESTIMATES). */
+export function inferenceMsAt(
+  benchMs: number,
+  memoryMb: number,
+  estimates: Pick<typeof ESTIMATES, 'lambdaMbPerVcpu' | 'benchVcpus'>,
+): number {
+  const vcpus = Math.min(estimates.benchVcpus, memoryMb / estimates.lambdaMbPerVcpu);
+  return (benchMs * estimates.benchVcpus) / vcpus;
+}
+
+/** The bench's figures with the inference run time it would take at the template's memory. */
+export function atTemplateMemory(
+  facts: TemplateFacts,
+  bench: BenchFigures,
+  estimates: ModelInputs['estimates'],
+): BenchFigures {
+  const memoryMb = facts.functions[facts.inferenceFunction]!.memoryMb;
+  return { ...bench, p50Ms: inferenceMsAt(bench.p50Ms, memoryMb, estimates) };
+}
+
 /** Dollars per job, by service. */
 export function jobCost(inputs: ModelInputs): Record<Service, number> {
-  const { facts, traced, bench, prices, estimates } = inputs;
+  const { facts, traced, prices, estimates } = inputs;
+  const bench = atTemplateMemory(facts, inputs.bench, estimates);
   const inference = facts.inferenceFunction;
   const phases = traced.phases;
 

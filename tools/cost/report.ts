@@ -4,9 +4,11 @@ import { JOB_POLLING } from '../../client/index.ts';
 import type { CfnTemplate } from '../../lib/app.ts';
 import { ESTIMATES } from './estimates.ts';
 import {
+  atTemplateMemory,
   type Bench,
   type BenchStamp,
   benchFigures,
+  inferenceMsAt,
   jobCost,
   pollsFor,
   SERVICES,
@@ -69,6 +71,48 @@ export function costTable(
   ].join('\n');
 }
 
+/**
+ * Lambda: inference per 1,000 jobs at each memory size of ESTIMATES and the template's (marked): a row for
+ * each size, its modelled p50 beside each cost (the bench's scaled by the size's CPU share).
+ */
+export function memoryTable(
+  templates: { data: CfnTemplate; service: CfnTemplate },
+  { trace, bench }: { trace: Trace; bench: Bench },
+): string {
+  const facts = templateFacts(templates);
+  const set = facts.functions[facts.inferenceFunction]!.memoryMb;
+  const sizes = [...new Set([...ESTIMATES.inferenceMemorySizesMb, set])].sort((a, b) => a - b);
+  const operations = Object.keys(trace.operations) as Array<keyof Trace['operations']>;
+  const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
+  const at = (memoryMb: number) => {
+    const resized = structuredClone(facts);
+    resized.functions[facts.inferenceFunction]!.memoryMb = memoryMb;
+    return resized;
+  };
+  return [
+    row(['Lambda: inference per 1,000 jobs, $ (p50 s)', ...operations]),
+    row(['---', ...operations.map(() => '---:')]),
+    ...sizes.map((memoryMb) =>
+      row([
+        `${memoryMb.toLocaleString('en-US')} MB${memoryMb === set ? ' (set)' : ''}`,
+        ...operations.map((operation) => {
+          const figures = benchFigures(bench, operation);
+          const cost = jobCost({
+            facts: at(memoryMb),
+            traced: trace.operations[operation],
+            bench: figures,
+            polling: JOB_POLLING,
+            prices: PRICES,
+            estimates: ESTIMATES,
+          })['Lambda: inference'];
+          const seconds = inferenceMsAt(figures.p50Ms, memoryMb, ESTIMATES) / 1000;
+          return `${dollars(cost * 1000)} (${seconds.toFixed(1)})`;
+        }),
+      ]),
+    ),
+  ].join('\n');
+}
+
 /** The inputs the table was made from, a Markdown list. */
 export function inputsSummary(
   templates: { data: CfnTemplate; service: CfnTemplate },
@@ -89,7 +133,11 @@ export function inputsSummary(
   const jobPolls = (operation: keyof Trace['operations']) =>
     String(
       pollsFor(
-        workflowMs(facts.inferenceFunction, trace.operations[operation], benchFigures(bench, operation)),
+        workflowMs(
+          facts.inferenceFunction,
+          trace.operations[operation],
+          atTemplateMemory(facts, benchFigures(bench, operation), ESTIMATES),
+        ),
         JOB_POLLING,
       ),
     );
@@ -102,7 +150,8 @@ export function inputsSummary(
       `function log level ${trace.under.functionLogLevels.join(', ')}.`,
     `- Requests: one traced job per operation, ${trace.traced} (${trace.command}, tools/cost/traced-requests.json).`,
     `- Inference run time: the bench's p50, ${perOperation((operation) => `${(benchFigures(bench, operation).p50Ms / 1000).toFixed(2)} s`)}; ` +
-      `${stamp(bench.durations)}.`,
+      `${stamp(bench.durations)}; at ${inference.memoryMb} MB taken as ${(ESTIMATES.benchVcpus / Math.min(ESTIMATES.benchVcpus, inference.memoryMb / ESTIMATES.lambdaMbPerVcpu)).toFixed(2)}x that ` +
+      `(CPU in proportion to memory, ${ESTIMATES.lambdaMbPerVcpu} MB a vCPU, the bench's work on ${ESTIMATES.benchVcpus}; tools/cost/estimates.ts).`,
     `- Photo ${kb(bench.sizes.operations[operations[0]!].sourceBytes)} (the bench's 12 MP JPEG); result files ` +
       `${perOperation((operation) => kb(benchFigures(bench, operation).filesBytes))}; ${stamp(bench.sizes)}.`,
     `- Polling client (JOB_POLLING of client/index.ts): GET /jobs/{id} ${perOperation(jobPolls)} times; every request traced by X-Ray (tools/cost/estimates.ts).`,

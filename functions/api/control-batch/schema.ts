@@ -1,5 +1,5 @@
 /** The contract of POST /batches/{batch_id}/{action}: the action the handler checks with, and the route entry. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BATCH_ACTIONS } from '#core/batches/batch.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 

@@ -1,5 +1,5 @@
 /** The contract of POST /assets: it takes the job input (shared, layers/http/schemas/) and answers the stored asset. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { endpointContract, example, JOB_BODY, json } from '#http/openapi/contract.ts';
 import { timestamp } from '#http/schemas/fields.ts';
 

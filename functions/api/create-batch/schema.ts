@@ -1,5 +1,5 @@
 /** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { batchPath } from '#core/batches/batch.ts';
 import { BatchInputSchema } from '#core/batches/input.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';

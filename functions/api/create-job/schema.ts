@@ -3,7 +3,7 @@
  * forms and answers, and the three route entries. The job input itself is shared with POST /assets
  * (layers/http/schemas.ts); the legacy forms are that input, as `parseJobRequest` reads it on each route.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { jobPath } from '#core/jobs/envelope.ts';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import { PRICES } from '#core/jobs/operations.ts';

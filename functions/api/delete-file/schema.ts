@@ -1,5 +1,5 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { FileIdSchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { documented } from '#http/schemas/fields.ts';

@@ -1,5 +1,5 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { formatDuration } from '#core/units.ts';
 import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';

@@ -1,5 +1,5 @@
 /** The contract of GET /openapi.json: this document. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 
 export const OpenApiDocument = z

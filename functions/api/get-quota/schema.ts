@@ -1,5 +1,5 @@
 /** The contract of GET /quota: the balance it answers. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
 

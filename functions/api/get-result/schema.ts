@@ -1,5 +1,5 @@
 /** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
 import { formatDuration } from '#core/units.ts';
 import { endpointContract, location } from '#http/openapi/contract.ts';

@@ -1,5 +1,5 @@
 /** The contract of GET /jobs/{job_id}/deliveries: the delivery log it answers. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { WebhookDelivery } from '#http/schemas/webhook-delivery.ts';
 

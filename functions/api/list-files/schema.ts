@@ -1,5 +1,5 @@
 /** The contract of GET /files: its query and its page of files. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields, timestamp } from '#http/schemas/fields.ts';

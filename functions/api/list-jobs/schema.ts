@@ -1,5 +1,5 @@
 /** The contract of GET /jobs: its query (the run-time `ListJobsQuery`, described) and its page of jobs. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields } from '#http/schemas/fields.ts';

@@ -1,5 +1,5 @@
 /** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
 import { documentedFields } from '#http/schemas/fields.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { BadRequestError } from '../errors.ts';
 import { ASPECTS, BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
 import { LEGACY_PROCESS_OPERATION_NAMES, OPERATION_NAMES, type Operation } from './operations.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import type { Caller } from '../keys/caller.ts';

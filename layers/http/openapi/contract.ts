@@ -5,7 +5,7 @@
  * table (and so the API Gateway routes) from it, and ./generator.ts the OpenAPI document. Light on
  * purpose: handlers import it, so it pulls in no generator.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import type { SharedSchemaName } from '../schemas/shared.ts';
 import type { ErrorStatus, TagName } from './document.ts';

@@ -4,7 +4,7 @@
  * schedule come from the constants the code runs on; ./generator.ts puts it together with the endpoints.
  */
 
-import { z } from 'zod';
+import * as z from 'zod';
 import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
 import { IDEMPOTENCY_TTL_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';

@@ -5,7 +5,7 @@
  * (errors, limits, security, webhooks), and this file the generation. functions/api/endpoints.ts lists the
  * endpoints.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import { sharedPathParameters, sharedRequestSchemas, sharedResponseSchemas } from '../schemas/shared.ts';
 import type { EndpointContract, OperationSpec, ResponseSpec } from './contract.ts';

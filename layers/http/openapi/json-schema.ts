@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Mechanics shared by the generator and the document: zod schemas in the document's JSON Schema form. */
 export type Json = Record<string, unknown>;

@@ -1,5 +1,5 @@
 /** The batch resource (spec 2.7), as its routes answer it. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { BATCH_STATUSES, batchPath, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
 import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { resultPath } from '#core/jobs/envelope.ts';

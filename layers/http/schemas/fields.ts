@@ -1,5 +1,5 @@
 /** The building blocks of the shared and endpoint schemas: field types, and how a run-time schema is described. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
 import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import { BOOLEAN_SPELLINGS, PLATE_COLOR_NAMES } from '#core/jobs/params.ts';

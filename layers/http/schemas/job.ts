@@ -1,5 +1,5 @@
 /** The Job resource and the job envelope (spec 2.2, 2.3), as every job route and the webhook answer them. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { jobPath, resultPath as resultPathOf } from '#core/jobs/envelope.ts';
 import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';
 import {

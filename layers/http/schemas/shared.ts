@@ -8,7 +8,7 @@
  * `sharedResponseSchemas` here (or of an endpoint's contract); anything it nests that is itself a
  * component of the same kind is a `$ref`.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { JOB_ID_PATTERN } from '#core/jobs/ids.ts';
 import {
   API_GATEWAY_PAYLOAD_BYTES,

@@ -1,5 +1,5 @@
 /** The delivery log of a job's webhook (GET /jobs/{job_id}/deliveries and the redelivery). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { WEBHOOK_EVENTS } from '#core/webhooks/delivery.ts';
 import { timestamp } from './fields.ts';
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
 import { api, type RunningServer, startServer } from '../support/local-server.ts';
 
@@ -29,8 +30,9 @@ describe('keys of a deployment from the CLI', () => {
       ...process.env,
       DATA_DIR: elsewhere,
       AWS_REGION: 'us-east-1',
-      AWS_ACCESS_KEY_ID: 'local',
-      AWS_SECRET_ACCESS_KEY: 'local',
+      // A deployment's credentials come from the environment; here the stand-ins' admin's.
+      AWS_ACCESS_KEY_ID: LOCAL_ADMIN_CREDENTIALS.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: LOCAL_ADMIN_CREDENTIALS.secretAccessKey,
       DYNAMODB_ENDPOINT: endpoints.dynamodb,
       S3_ENDPOINT: endpoints.s3,
     };

@@ -6,7 +6,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
-import { dynamodbClient } from '#aws/clients.ts';
 import { systemClock, tableAdapters } from '#aws/wiring.ts';
 import { parseConfig } from '#config';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
@@ -139,7 +138,12 @@ export async function startServer(
       DYNAMODB_ENDPOINT: endpoints.dynamodb,
       S3_ENDPOINT: endpoints.s3,
     });
-    dynamodb = dynamodbClient(cfg);
+    // Signed as the stand-ins' admin, which the server's own environment names for its callers.
+    dynamodb = new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint: endpoints.dynamodb,
+      credentials: LOCAL_ADMIN_CREDENTIALS,
+    });
     table = tableAdapters(cfg, { dynamodb });
     return table;
   };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { BatchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
 import { BadRequestError } from '#core/errors.ts';
 import { FileIdSchema, PageQuerySchema, parseFileId, parsePageQuery } from '#core/files/files.ts';

@@ -61,7 +61,7 @@ describe('local Lambda runtime: each function its own environment', () => {
 
 describe('local Lambda runtime: the function timeout', () => {
   it('fails a run past the timeout as Lambda.Unknown, and signs its later calls with a key no role has', async () => {
-    const handler = await loadHandler(FIXTURES, 'late-writer.ts');
+    const handler = await loadHandler(FIXTURES, 'late-writer.ts', { AWS_ACCESS_KEY_ID: 'LateWriter' });
     const seen = (globalThis as { lateWriterCallers?: string[] }).lateWriterCallers!;
     await expect(
       invokeWithin(handler, { waitMs: 150 }, lambdaContext('LateWriter', 0.05), 0.05),
@@ -78,7 +78,7 @@ describe('local Lambda runtime: the function timeout', () => {
   });
 
   it('answers a request whose function timed out with API Gateway’s 500', async () => {
-    const handler = await loadHandler(FIXTURES, 'late-writer.ts');
+    const handler = await loadHandler(FIXTURES, 'late-writer.ts', { AWS_ACCESS_KEY_ID: 'LateWriter' });
     const server = createApiServer([
       {
         routeKey: 'GET /api/v1/quota',

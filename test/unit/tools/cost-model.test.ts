@@ -4,6 +4,7 @@ import { ESTIMATES } from '../../../tools/cost/estimates.ts';
 import {
   emptyPhase,
   executionLogEvents,
+  inferenceMsAt,
   jobCost,
   type ModelInputs,
   PHASES,
@@ -24,7 +25,8 @@ const facts = (change: (facts: TemplateFacts) => void = () => undefined): Templa
       Task: { handler: 'task.ts', memoryMb: 1024, architecture: 'x86_64', tracing: true, logLevel: 'INFO' },
       Inference: {
         handler: 'inf.ts',
-        memoryMb: 3008,
+        // Two vCPUs, the bench's: its run time as measured (ESTIMATES).
+        memoryMb: 3538,
         architecture: 'arm64',
         tracing: true,
         logLevel: 'INFO',
@@ -122,12 +124,23 @@ describe('cost model', () => {
   });
 
   it('bills the inference function the bench p50 at its memory and architecture, not its traced run', () => {
-    const gbSeconds = (3008 / 1024) * 2;
+    const gbSeconds = (3538 / 1024) * 2;
     expect(jobCost(inputs())['Lambda: inference']).toBeCloseTo(0.2e-6 + gbSeconds * 0.0000133334, 12);
     const x86 = inputs((i) => {
       i.facts.functions.Inference!.architecture = 'x86_64';
     });
     expect(jobCost(x86)['Lambda: inference']).toBeCloseTo(0.2e-6 + gbSeconds * 0.0000166667, 12);
+  });
+
+  it('takes the bench run time at the CPU share of the inference memory: longer below two vCPUs, no shorter above', () => {
+    const at = (memoryMb: number) =>
+      jobCost(inputs((i) => (i.facts.functions.Inference!.memoryMb = memoryMb)));
+    // 1,769 MB is one vCPU: the 2 s take 4 s, the same GB-seconds as two vCPUs for 2 s.
+    expect(inferenceMsAt(2000, 1769, ESTIMATES)).toBeCloseTo(4000, 6);
+    expect(at(1769)['Lambda: inference']).toBeCloseTo(at(3538)['Lambda: inference'], 8);
+    // Past two vCPUs the run is no shorter, so more memory costs more.
+    expect(inferenceMsAt(2000, 7076, ESTIMATES)).toBe(2000);
+    expect(at(7076)['Lambda: inference']).toBeCloseTo(2 * at(3538)['Lambda: inference'], 6);
   });
 
   it('counts the polls a job of that length needs, from the traced cost of one', () => {
