@@ -20,6 +20,7 @@ import type { MasterKey } from './master-key.ts';
 import { PhotoJobsMonitoring } from './monitoring.ts';
 import { PhotoJobsData } from './photo-jobs-data.ts';
 import { createJobTasks, createSweeper, type ServiceContext } from './task-functions.ts';
+import { applyTracing, defaultTracing, type TracingMode } from './tracing.ts';
 
 export { type ApiThrottle, defaultApiThrottle } from './api.ts';
 
@@ -48,6 +49,8 @@ export interface PhotoJobsProps {
   alarmTopic?: sns.ITopic;
   /** Retries of a webhook delivery. Default: the service's schedule, about 11 hours in all (docs/webhooks.md). */
   webhookRetrySchedule?: WebhookRetrySchedule;
+  /** X-Ray on the functions and state machines: `off` (the default) or `sampled` (lib/constructs/tracing.ts). */
+  tracing?: TracingMode;
 }
 
 /**
@@ -107,7 +110,7 @@ export class PhotoJobs extends Construct {
       scope: this,
       data: dataAccess(this.table, this.bucket),
       // Powertools (layers/aws/observability.ts) reads these: JSON logs at INFO, EMF metrics in the namespace
-      // the alarms and dashboard read, X-Ray traces (active tracing is on for every function).
+      // the alarms and dashboard read, X-Ray traces where `tracing` is on.
       common: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: telemetry.serviceName,
@@ -164,6 +167,8 @@ export class PhotoJobs extends Construct {
       inferenceTimeout: Duration.seconds(inference.timeoutSeconds),
       alarmTopic: props.alarmTopic,
     });
+
+    applyTracing(this, props.tracing ?? defaultTracing);
 
     acknowledgeWildcardResources(this, [
       [/^\*$/, 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.'],

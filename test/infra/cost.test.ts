@@ -99,15 +99,17 @@ describe('the cost model and the template', () => {
       jobMachine(resources).Properties.LoggingConfiguration.Level = 'ERROR';
     });
     expect(cost(quiet)['CloudWatch Logs']).toBeLessThan(now['CloudWatch Logs']);
-    const untraced = changed((resources) => {
-      for (const resource of Object.values(resources)) {
-        if (resource.Type === 'AWS::Lambda::Function') delete resource.Properties.TracingConfig;
-        if (resource.Type === 'AWS::StepFunctions::StateMachine')
-          delete resource.Properties.TracingConfiguration;
-      }
-    });
-    expect(now['X-Ray']).toBeGreaterThan(0);
-    expect(cost(untraced)['X-Ray']).toBe(0);
+    const traced = (on: boolean) =>
+      changed((resources) => {
+        for (const resource of Object.values(resources)) {
+          if (resource.Type === 'AWS::Lambda::Function')
+            resource.Properties.TracingConfig = on ? { Mode: 'Active' } : undefined;
+          if (resource.Type === 'AWS::StepFunctions::StateMachine')
+            resource.Properties.TracingConfiguration = on ? { Enabled: true } : undefined;
+        }
+      });
+    expect(cost(traced(true))['X-Ray']).toBeGreaterThan(0);
+    expect(cost(traced(false))['X-Ray']).toBe(0);
     const express = changed((resources) => {
       jobMachine(resources).Properties.StateMachineType = 'EXPRESS';
     });

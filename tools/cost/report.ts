@@ -105,6 +105,10 @@ export function inputsSummary(
       `${stamp(bench.durations)}.`,
     `- Photo ${kb(bench.sizes.operations[operations[0]!].sourceBytes)} (the bench's 12 MP JPEG); result files ` +
       `${perOperation((operation) => kb(benchFigures(bench, operation).filesBytes))}; ${stamp(bench.sizes)}.`,
-    `- Polling client (JOB_POLLING of client/index.ts): GET /jobs/{id} ${perOperation(jobPolls)} times; every request traced by X-Ray (tools/cost/estimates.ts).`,
+    `- Polling client (JOB_POLLING of client/index.ts): GET /jobs/{id} ${perOperation(jobPolls)} times; ${
+      workflow.tracing || Object.values(facts.functions).some((fn) => fn.tracing)
+        ? 'every request traced by X-Ray (tools/cost/estimates.ts)'
+        : 'no request traced by X-Ray (PhotoJobsProps.tracing)'
+    }.`,
   ].join('\n');
 }
