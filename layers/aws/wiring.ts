@@ -64,8 +64,6 @@ export const workflowAdapter = (cfg: Config, clients: Pick<Clients, 'sfn'>) => (
   workflow: {
     start: (jobId: string, attempt: number) =>
       sfnWorkflow(clients.sfn, required(cfg, 'STATE_MACHINE_ARN')).start(jobId, attempt),
-    state: (jobId: string, attempt: number) =>
-      sfnWorkflow(clients.sfn, required(cfg, 'STATE_MACHINE_ARN')).state(jobId, attempt),
   },
   archiveWorkflow: {
     start: (name: string, task: ArchiveTask) =>

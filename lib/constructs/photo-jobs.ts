@@ -99,6 +99,7 @@ export class PhotoJobs extends Construct {
     // dependency cycle (the state machine depends on them).
     const stateMachineName = `${stack.stackName}-${id}-jobs`;
     const archiveStateMachineName = `${stack.stackName}-${id}-archives`;
+    const followUpStateMachineName = `${stack.stackName}-${id}-job-follow-ups`;
     const arnOf = (name: string) =>
       stack.formatArn({
         service: 'states',
@@ -135,6 +136,7 @@ export class PhotoJobs extends Construct {
       settleJob,
       deliverWebhook,
       stateMachineName,
+      followUpStateMachineName,
       webhookRetrySchedule: props.webhookRetrySchedule,
       logRetention: props.logRetention,
     });
@@ -159,6 +161,7 @@ export class PhotoJobs extends Construct {
     this.monitoring = new PhotoJobsMonitoring(this, 'Monitoring', {
       httpApi: this.httpApi,
       jobStateMachine: this.stateMachine,
+      jobFollowUps: jobWorkflow.followUps,
       jobStateMachineLogs: jobWorkflow.logGroup,
       archiveStateMachine: this.archiveStateMachine,
       inferenceFunction: this.inferenceFunction,

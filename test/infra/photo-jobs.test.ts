@@ -404,10 +404,13 @@ describe('PhotoJobs props', () => {
     ).toBeUndefined();
     for (const [, group] of resourcesOfType(json, 'AWS::Logs::LogGroup'))
       expect(group.Properties.RetentionInDays).toBe(7);
-    const [[, machine] = []] = resourcesOfType(json, 'AWS::StepFunctions::StateMachine');
-    const definition = JSON.stringify(machine?.Properties.DefinitionString);
-    expect(definition).toContain(
-      '\\"ErrorEquals\\":[\\"WebhookDeliveryError\\"],\\"IntervalSeconds\\":10,\\"MaxAttempts\\":3,\\"BackoffRate\\":2,\\"MaxDelaySeconds\\":300',
+    const definitions = JSON.stringify(
+      resourcesOfType(json, 'AWS::StepFunctions::StateMachine').map(([, m]) => m.Properties.DefinitionString),
+    );
+    // The run makes the first attempt; the follow-up waits the first bound, then retries from the second.
+    expect(definitions).toContain('\\"Type\\":\\"Wait\\",\\"Seconds\\":10,');
+    expect(definitions).toContain(
+      '\\"ErrorEquals\\":[\\"WebhookDeliveryError\\"],\\"IntervalSeconds\\":20,\\"MaxAttempts\\":2,\\"BackoffRate\\":2,\\"MaxDelaySeconds\\":300',
     );
   });
 });

@@ -22,6 +22,8 @@ interface CacheEntry {
   plates?: OperationResult['plates'];
   plateHidden?: boolean;
   composition?: OperationResult['composition'];
+  /** The tenant whose job made the result, as its marker's name: the first one needs no marker of its own. */
+  madeFor?: string;
 }
 
 const sha256 = (data: string | Buffer): string => createHash('sha256').update(data).digest('hex');
@@ -70,12 +72,14 @@ export function cachedRunner(
         }),
       );
       const prefix = `${INFERENCE_CACHE_PREFIX}${key}/`;
-      const marker = input.tenant ? `${prefix}seen/${sha256(`tenant:${input.tenant}`)}` : null;
+      const tenant = input.tenant ? sha256(`tenant:${input.tenant}`) : null;
+      const marker = tenant ? `${prefix}seen/${tenant}` : null;
       const hit = await read(deps.objects, prefix);
       if (hit) {
-        const seen = marker ? await deps.objects.exists(marker) : false;
+        const { madeFor, ...result } = hit;
+        const seen = marker ? madeFor === tenant || (await deps.objects.exists(marker)) : false;
         if (marker && !seen) await deps.objects.put(marker, Buffer.alloc(0), 'application/octet-stream');
-        return { ...hit, inferenceCached: seen };
+        return { ...result, inferenceCached: seen };
       }
       const result = await runner.run(operation, input);
       const { resultPrefix } = input;
@@ -85,8 +89,7 @@ export function cachedRunner(
         ...result,
         async stored() {
           await result.stored?.();
-          await write(deps.objects, prefix, resultPrefix, result);
-          if (marker) await deps.objects.put(marker, Buffer.alloc(0), 'application/octet-stream');
+          await write(deps.objects, prefix, resultPrefix, result, tenant);
         },
       };
     },
@@ -94,7 +97,10 @@ export function cachedRunner(
 }
 
 /** A miss is asked, never read and caught: a missing key may be a refusal rather than a 404 (ports.ts). */
-async function read(objects: ObjectStore, prefix: string): Promise<OperationResult | null> {
+async function read(
+  objects: ObjectStore,
+  prefix: string,
+): Promise<(OperationResult & Pick<CacheEntry, 'madeFor'>) | null> {
   const entryKey = `${prefix}entry.json`;
   if (!(await objects.exists(entryKey))) return null;
   const entry = JSON.parse((await objects.get(entryKey)).toString('utf8')) as CacheEntry;
@@ -113,6 +119,7 @@ async function write(
   prefix: string,
   resultPrefix: string,
   result: OperationResult,
+  madeFor: string | null,
 ): Promise<void> {
   const entry: CacheEntry = {
     files: result.files.map(({ name, roles, contentType }) => ({
@@ -126,6 +133,7 @@ async function write(
     ...(result.plates ? { plates: result.plates } : {}),
     ...(result.plateHidden !== undefined ? { plateHidden: result.plateHidden } : {}),
     ...(result.composition ? { composition: result.composition } : {}),
+    ...(madeFor ? { madeFor } : {}),
   };
   // Called once the files it names are stored: an entry is never visible before them.
   await objects.put(`${prefix}entry.json`, Buffer.from(JSON.stringify(entry)), 'application/json');
