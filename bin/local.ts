@@ -73,6 +73,8 @@ const stack = await startLocalStack({
     ? Number(process.env.SFN_RETRY_INTERVAL_SCALE)
     : undefined,
   eventsLogFile: process.env.EVENTS_LOG_FILE || undefined,
+  // Every task of a job run twice, as Express's at-least-once allows: the tests of the steps' effects.
+  repeatExpressTasks: process.env.LOCAL_SFN_REPEAT_EXPRESS_TASKS === 'true',
   // DynamoDB cancels overlapping transactions with TransactionConflict; locally that share of them is.
   transactionConflicts: Number(process.env.LOCAL_DYNAMODB_TRANSACTION_CONFLICTS ?? 0),
   // PHOTO_JOBS_BUNDLED=1 runs the esbuild bundles that would be deployed instead of the sources.

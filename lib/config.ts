@@ -198,6 +198,8 @@ export const workflow = {
    * (minutes); what needs the room is the webhook schedule after settlement (about 11 hours at most).
    */
   timeoutHours: 24,
+  /** Express's own limit on an execution: the job's run (lib/constructs/job-workflow.ts). */
+  expressTimeoutSeconds: 300,
   /** PrepareJob, the settle tasks and the webhook tasks. */
   taskTimeoutSeconds: taskTimeoutSeconds(workflowFunction.timeoutSeconds),
   inferenceTaskTimeoutSeconds: taskTimeoutSeconds(inference.timeoutSeconds),
@@ -228,6 +230,13 @@ export const throttleRetry = {
   maxAttempts: 16,
   maxDelaySeconds: 60,
 } as const;
+
+/**
+ * The same wait inside the job's Express run, which must end within five minutes with an inference run
+ * (about two minutes at most) after it: waits of at most 5, 10, 20, 40, 60 s, about two minutes in all. A
+ * job still throttled then fails and its credits are released.
+ */
+export const expressThrottleRetry = { ...throttleRetry, maxAttempts: 5 } as const;
 
 /**
  * When SettleFailure itself fails (after its retries), SettleLastResort tries the same settlement for

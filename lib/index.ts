@@ -23,6 +23,7 @@ export {
   type PhotoJobsProps,
 } from './constructs/photo-jobs.ts';
 export { PhotoJobsData, type PhotoJobsDataProps } from './constructs/photo-jobs-data.ts';
+export type { TracingMode } from './constructs/tracing.ts';
 
 // At import, before any construct runs on an aws-cdk-lib that lacks what it uses.
 assertSupportedCdkLib();

@@ -52,8 +52,10 @@ export interface LocalStackOptions {
    * their turn before their clock starts. Default DEFAULT_FUNCTION_INSTANCES.
    */
   functionInstances?: number;
-  /** Shortens Step Functions retry waits (0..1); tests use 0. Default DEFAULT_RETRY_INTERVAL_SCALE. */
+  /** Shortens Step Functions retry waits and Wait states (0..1); tests use 0. Default DEFAULT_RETRY_INTERVAL_SCALE. */
   retryIntervalScale?: number;
+  /** Runs every task of an Express execution twice (local/stepfunctions.ts): a test of the steps' effects. */
+  repeatExpressTasks?: boolean;
   /** Where job events (EventBridge PutEvents) are appended as JSON lines; default `<dataDir or tmp>/events.jsonl`. */
   eventsLogFile?: string;
   env?: Record<string, string>;
@@ -297,11 +299,30 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         }
       };
 
+  // A task that starts another machine names it by Ref, which the template reader leaves as its logical id.
+  const machineArns = new Map(
+    topology.stateMachines.map((machine) => [
+      machine.logicalId,
+      localStateMachineArn(machine.name ?? machine.logicalId),
+    ]),
+  );
+  const withMachineArns = (definition: object) =>
+    JSON.parse(
+      JSON.stringify(definition).replace(/"StateMachineArn":"([^"]+)"/g, (whole, id: string) =>
+        machineArns.has(id) ? `"StateMachineArn":"${machineArns.get(id)}"` : whole,
+      ),
+    );
   const sfn = await startLocalStepFunctions({
-    stateMachines: {
-      [stateMachineArn]: stateMachine.definition,
-      [archiveMachine.arn]: archiveMachine.definition,
-    },
+    stateMachines: Object.fromEntries(
+      topology.stateMachines.map((machine) => [
+        machineArns.get(machine.logicalId)!,
+        withMachineArns(machine.definition),
+      ]),
+    ),
+    types: Object.fromEntries(
+      topology.stateMachines.map((machine) => [machineArns.get(machine.logicalId)!, machine.type]),
+    ),
+    ...(options.repeatExpressTasks ? { repeatExpressTasks: true } : {}),
     retryIntervalScale: options.retryIntervalScale ?? DEFAULT_RETRY_INTERVAL_SCALE,
     stateFile: dir('stepfunctions/executions.jsonl'),
     invoke: (resourceArn, payload, started) =>

@@ -8,6 +8,12 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 type State = Record<string, unknown>;
 
 export const LAMBDA_INVOKE = /^arn:aws[\w-]*:states:[^:]*:[^:]*:lambda:invoke$/;
+/** Starting another execution, request-response only: Express allows no `.sync` or callback. */
+export const START_EXECUTION = /^arn:aws[\w-]*:states:[^:]*:[^:]*:states:startExecution$/;
+
+export type WorkflowType = 'STANDARD' | 'EXPRESS';
+/** An Express execution runs five minutes at most, whatever its definition says. */
+export const EXPRESS_LIMIT_SECONDS = 300;
 // The library reads none of these: running a definition that uses them would silently do something else.
 const UNSUPPORTED = [
   'Assign',
@@ -29,9 +35,17 @@ export interface Task {
 /** Longer than any task runs, within what setTimeout takes (2^31 - 1 ms). */
 const LIBRARY_TASK_TIMEOUT_SECONDS = 2_000_000;
 
-/** Validates a definition once, maps each Task state (nested ones too) to its resource, scales Retry waits. */
-export function prepare(arn: string, definition: object, scale: number) {
-  const scaled = structuredClone(definition) as StateMachineDefinition & { QueryLanguage?: string };
+/**
+ * Validates a definition once, maps each Task state (nested ones too) to its resource, scales Retry waits
+ * and Wait states. An Express one is cut at Express's five minutes.
+ */
+export function prepare(arn: string, definition: object, scale: number, type: WorkflowType = 'STANDARD') {
+  const scaled = structuredClone(definition) as StateMachineDefinition & {
+    QueryLanguage?: string;
+    TimeoutSeconds?: number;
+  };
+  if (type === 'EXPRESS')
+    scaled.TimeoutSeconds = Math.min(scaled.TimeoutSeconds ?? EXPRESS_LIMIT_SECONDS, EXPRESS_LIMIT_SECONDS);
   const tasks = new Map<string, Task>();
   const fail = (why: string) => {
     throw new Error(`local Step Functions cannot run ${arn} faithfully: ${why}`);
@@ -48,6 +62,7 @@ export function prepare(arn: string, definition: object, scale: number) {
       retrier.IntervalSeconds = (retrier.IntervalSeconds ?? 1) * scale;
       if (retrier.MaxDelaySeconds !== undefined) retrier.MaxDelaySeconds *= scale;
     }
+    if (state.Type === 'Wait' && typeof state.Seconds === 'number') state.Seconds *= scale;
     if (state.Type !== 'Task') continue;
     if (state.TimeoutSecondsPath !== undefined) fail(`state '${name}' uses TimeoutSecondsPath`);
     // Timed by ./stepfunctions.ts from when the function's run starts (a run waiting for a local instance is
@@ -56,7 +71,11 @@ export function prepare(arn: string, definition: object, scale: number) {
     const timeoutSeconds = (state.TimeoutSeconds as number | undefined) ?? 900;
     state.TimeoutSeconds = LIBRARY_TASK_TIMEOUT_SECONDS;
     const resource = String(state.Resource);
-    if (resource.startsWith('arn:aws:states:') && !LAMBDA_INVOKE.test(resource))
+    if (
+      resource.startsWith('arn:aws:states:') &&
+      !LAMBDA_INVOKE.test(resource) &&
+      !START_EXECUTION.test(resource)
+    )
       fail(`state '${name}' uses ${resource}`);
     tasks.set(name, { resource, timeoutSeconds });
   }

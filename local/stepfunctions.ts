@@ -18,13 +18,17 @@ import {
   installPromiseWithResolvers,
   LAMBDA_INVOKE,
   prepare,
+  START_EXECUTION,
   type Task,
+  type WorkflowType,
 } from './stepfunctions-runner.ts';
 
 type Json = Parameters<StateMachine['run']>[0];
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
 type Status = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
 type Execution = {
+  /** An Express execution: unnamed in effect (names repeat), unknown to DescribeExecution and StopExecution. */
+  express?: boolean;
   executionArn: string;
   stateMachineArn: string;
   name: string;
@@ -38,6 +42,22 @@ type Execution = {
   abort(): void;
   settled: Promise<void>;
 };
+
+const LOCAL_RUNNING_TARGET = 'PhotoJobsLocal.RunningExecutions';
+
+/**
+ * The names of the executions running on a local stand-in, of every type, and whether a task still runs:
+ * local only (AWS has no such call; the service never makes it), for tests and tools that wait for quiet.
+ */
+export async function localRunningExecutions(
+  endpoint: string,
+): Promise<{ running: string[]; invoking: number }> {
+  const response = await fetch(endpoint, {
+    method: 'POST',
+    headers: { 'x-amz-target': LOCAL_RUNNING_TARGET },
+  });
+  return (await response.json()) as { running: string[]; invoking: number };
+}
 
 /** Step Functions' limit on a state's input or output, and on an execution's input: 256 KB. */
 const MAX_STATE_PAYLOAD_BYTES = 262_144;
@@ -62,6 +82,13 @@ class StatesTimeout extends Error {
 /** Serves the Step Functions JSON 1.0 API on loopback, running executions with aws-local-stepfunctions. */
 export async function startLocalStepFunctions(opts: {
   stateMachines: Record<string, object>;
+  /** Each machine's type by ARN; CloudFormation's default, STANDARD, for one not named. */
+  types?: Record<string, WorkflowType>;
+  /**
+   * Runs every Lambda task of an Express execution twice, one run after the other, and goes on with the
+   * second's answer (or error): what Express's at-least-once allows, for the tests of the steps' effects.
+   */
+  repeatExpressTasks?: boolean;
   /**
    * Runs a function; `started` is called when its run starts (a local instance may make it wait first), and
    * the task's TimeoutSeconds counts from then.
@@ -83,8 +110,9 @@ export async function startLocalStepFunctions(opts: {
   installPromiseWithResolvers();
   const scale = opts.retryIntervalScale ?? 1;
   if (!(scale >= 0 && scale <= 1)) throw new RangeError('retryIntervalScale must be between 0 and 1');
+  const typeOf = (arn: string): WorkflowType => opts.types?.[arn] ?? 'STANDARD';
   const machines = new Map(
-    Object.entries(opts.stateMachines).map(([arn, def]) => [arn, prepare(arn, def, scale)]),
+    Object.entries(opts.stateMachines).map(([arn, def]) => [arn, prepare(arn, def, scale, typeOf(arn))]),
   );
   const executions = new Map<string, Execution>();
   const invoking = new Set<Promise<unknown>>();
@@ -114,6 +142,7 @@ export async function startLocalStepFunctions(opts: {
     for (const entry of folded.values()) {
       if (!machines.has(String(entry.stateMachineArn))) continue;
       const exec: Execution = {
+        ...(typeOf(String(entry.stateMachineArn)) === 'EXPRESS' ? { express: true } : {}),
         executionArn: String(entry.executionArn),
         stateMachineArn: String(entry.stateMachineArn),
         name: String(entry.name),
@@ -153,10 +182,28 @@ export async function startLocalStepFunctions(opts: {
     if (exec.status !== 'RUNNING')
       throw Object.assign(new Error('execution is no longer running'), { name: 'States.Runtime' });
     withinDataLimit(exec, state, 'an input', input);
+    if (START_EXECUTION.test(resource)) return startFromTask(input as StartParameters);
     const integration = LAMBDA_INVOKE.test(resource);
     const { FunctionName, Payload } = integration
       ? (input as { FunctionName: string; Payload?: unknown })
       : { FunctionName: resource, Payload: input };
+    if (exec.express && opts.repeatExpressTasks) {
+      await invokeOnce(FunctionName, Payload, task).catch(() => undefined);
+      if (exec.status !== 'RUNNING')
+        throw Object.assign(new Error('execution is no longer running'), { name: 'States.Runtime' });
+    }
+    try {
+      const result = await invokeOnce(FunctionName, Payload, task);
+      withinDataLimit(exec, state, 'a result', result);
+      return integration ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
+    } catch (err) {
+      if (exec.status !== 'RUNNING' || err instanceof StatesTimeout) throw err;
+      throw asLambdaError(err);
+    }
+  }
+
+  /** One run of a function, failed with States.Timeout past the task's TimeoutSeconds. */
+  async function invokeOnce(FunctionName: string, Payload: unknown, task: Task): Promise<Json> {
     let timer: NodeJS.Timeout | undefined;
     let call!: Promise<unknown>;
     const timedOut = new Promise<never>((_, reject) => {
@@ -172,14 +219,28 @@ export async function startLocalStepFunctions(opts: {
       () => invoking.delete(call),
     );
     try {
-      const result = ((await Promise.race([call, timedOut])) ?? null) as Json;
-      withinDataLimit(exec, state, 'a result', result);
-      return integration ? { ExecutedVersion: '$LATEST', Payload: result, StatusCode: 200 } : result;
-    } catch (err) {
-      if (exec.status !== 'RUNNING' || err instanceof StatesTimeout) throw err;
-      throw asLambdaError(err);
+      return ((await Promise.race([call, timedOut])) ?? null) as Json;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * The `states:startExecution` integration (request-response): the started execution's ARN and start, or
+   * the API's error as Step Functions names it for a task, `StepFunctions.<Error>Exception`.
+   */
+  function startFromTask(parameters: StartParameters): Json {
+    try {
+      const { Input } = parameters;
+      const started = start({
+        stateMachineArn: parameters.StateMachineArn,
+        ...(parameters.Name !== undefined ? { name: parameters.Name } : {}),
+        ...(Input !== undefined ? { input: typeof Input === 'string' ? Input : JSON.stringify(Input) } : {}),
+      });
+      return { ExecutionArn: started.executionArn, StartDate: started.startDate ?? null } as Json;
+    } catch (error) {
+      if (!(error instanceof SfnError)) throw error;
+      throw Object.assign(new Error(error.message), { name: `StepFunctions.${error.type}Exception` });
     }
   }
 
@@ -203,13 +264,18 @@ export async function startLocalStepFunctions(opts: {
         'Invalid State Machine Execution Input: input is not valid JSON',
       );
     }
-    const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
+    const express = typeOf(stateMachineArn) === 'EXPRESS';
+    // Express: a name may repeat, and each start is another execution (its ARN ends in an id of its own).
+    const executionArn = express
+      ? `${stateMachineArn.replace(':stateMachine:', ':express:')}:${name}:${randomUUID()}`
+      : `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
     const existing = executions.get(executionArn);
     // AWS: same name and input while RUNNING answers like the first call; otherwise the name is taken.
     if (existing?.status === 'RUNNING' && existing.input === input) return startedOf(existing);
     if (existing) throw new SfnError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
 
     const exec: Execution = {
+      ...(express ? { express } : {}),
       executionArn,
       stateMachineArn,
       name,
@@ -265,6 +331,9 @@ export async function startLocalStepFunctions(opts: {
 
   function find(body: { executionArn?: string }): Execution {
     const exec = executions.get(String(body.executionArn));
+    // DescribeExecution and StopExecution do not support Express executions.
+    if (exec?.express || String(body.executionArn).includes(':express:'))
+      throw new SfnError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: express'`);
     if (exec) return exec;
     if (!String(body.executionArn).startsWith('arn:'))
       throw new SfnError('InvalidArn', `Invalid Arn: '${body.executionArn}'`);
@@ -272,7 +341,10 @@ export async function startLocalStepFunctions(opts: {
   }
 
   function stop(body: { executionArn?: string; error?: string; cause?: string }) {
-    const exec = find(body);
+    return halt(find(body), body);
+  }
+
+  function halt(exec: Execution, body: { error?: string; cause?: string } = {}) {
     if (exec.status === 'RUNNING') {
       Object.assign(exec, { status: 'ABORTED', stopDate: new Date(), error: body.error, cause: body.cause });
       record({ executionArn: exec.executionArn, status: 'ABORTED', stopDate: exec.stopDate });
@@ -293,6 +365,11 @@ export async function startLocalStepFunctions(opts: {
         `State Machine Does Not Exist: '${body.stateMachineArn}'`,
       );
     }
+    if (typeOf(String(body.stateMachineArn)) === 'EXPRESS')
+      throw new SfnError(
+        'StateMachineTypeNotSupported',
+        'This operation is not supported by this type of state machine',
+      );
     const matching = [...executions.values()]
       .filter(
         (e) =>
@@ -335,6 +412,12 @@ export async function startLocalStepFunctions(opts: {
   };
 
   const server = http.createServer((req, res) => {
+    // Not an AWS operation: AWS lists no Express execution, so tests and tools ask the stand-in itself.
+    if (req.headers['x-amz-target'] === LOCAL_RUNNING_TARGET) {
+      const running = [...executions.values()].filter((e) => e.status === 'RUNNING').map((e) => e.name);
+      sendAwsJson(res, 200, { running, invoking: invoking.size });
+      return;
+    }
     const op = String(req.headers['x-amz-target'] ?? '').replace(/^AWSStepFunctions\./, '');
     readText(req)
       .then(async (text) => {
@@ -386,9 +469,7 @@ export async function startLocalStepFunctions(opts: {
     idle,
     async close() {
       closing = true;
-      for (const { executionArn, status } of executions.values()) {
-        if (status === 'RUNNING') stop({ executionArn });
-      }
+      for (const exec of executions.values()) halt(exec);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       await closed;
@@ -397,6 +478,9 @@ export async function startLocalStepFunctions(opts: {
     },
   };
 }
+
+/** The Parameters of a `states:startExecution` task. */
+type StartParameters = { StateMachineArn?: string; Name?: string; Input?: unknown };
 
 const startedOf = (e: Execution) => ({ executionArn: e.executionArn, startDate: seconds(e.startDate) });
 const seconds = (date: Date | undefined) => (date ? date.getTime() / 1000 : undefined);

@@ -12,7 +12,13 @@ export interface LocalTopology {
   functions: Map<string, LocalFunction>;
   /** `timeoutMs`: the integration's `TimeoutInMillis`, when the template sets one. */
   routes: Array<{ routeKey: string; functionId: string; timeoutMs?: number }>;
-  stateMachines: Array<{ logicalId: string; name?: string; definition: Record<string, unknown> }>;
+  stateMachines: Array<{
+    logicalId: string;
+    name?: string;
+    /** CloudFormation's default when the property is absent: STANDARD. */
+    type: 'STANDARD' | 'EXPRESS';
+    definition: Record<string, unknown>;
+  }>;
   tables: CreateTableCommandInput[];
   /** The HTTP API's CORS configuration; null without one. */
   cors: CorsConfiguration | null;
@@ -145,6 +151,7 @@ export function readTopology(templates: object[], tableName: (logicalId: string)
       topology.stateMachines.push({
         logicalId,
         ...(typeof props.StateMachineName === 'string' ? { name: props.StateMachineName } : {}),
+        type: props.StateMachineType === 'EXPRESS' ? 'EXPRESS' : 'STANDARD',
         definition,
       });
     } else if (resource.Type === 'AWS::DynamoDB::Table' || resource.Type === 'AWS::DynamoDB::GlobalTable') {

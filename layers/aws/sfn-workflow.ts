@@ -1,41 +1,27 @@
 import {
   DescribeExecutionCommand,
   ExecutionAlreadyExists,
-  ExecutionDoesNotExist,
   SFNClient,
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Config } from '#config';
-import type { ArchiveWorkflow, WorkflowStarter, WorkflowStates } from '#core/ports.ts';
+import type { ArchiveWorkflow, WorkflowStarter } from '#core/ports.ts';
 import { clientSettings } from './client-settings.ts';
 
 export const sfnClient = (cfg: Config) => new SFNClient(clientSettings(cfg, cfg.SFN_ENDPOINT));
 
-export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter & WorkflowStates {
+export function sfnWorkflow(client: SFNClient, stateMachineArn: string): WorkflowStarter {
   return {
-    async state(jobId, attempt) {
-      const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${jobId}-${attempt}`;
-      try {
-        const { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
-        return status === 'RUNNING' ? 'running' : 'ended';
-      } catch (error) {
-        if (error instanceof ExecutionDoesNotExist) return 'missing';
-        throw error;
-      }
-    },
     async start(jobId, attempt) {
-      try {
-        // The name makes a repeated start of the same attempt a no-op instead of a second run.
-        await client.send(
-          new StartExecutionCommand({
-            stateMachineArn,
-            name: `${jobId}-${attempt}`,
-            input: JSON.stringify({ jobId }),
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ExecutionAlreadyExists)) throw error;
-      }
+      // Express: the name is not unique and a repeated start is another run. It names the job's attempt, which
+      // the webhook's delivery and event ids are made from, so every run of one attempt uses the same ones.
+      await client.send(
+        new StartExecutionCommand({
+          stateMachineArn,
+          name: `${jobId}-${attempt}`,
+          input: JSON.stringify({ jobId }),
+        }),
+      );
     },
   };
 }

@@ -11,7 +11,6 @@ import type {
   ObjectStreams,
   UploadTargets,
   WorkflowStarter,
-  WorkflowStates,
 } from '#core/ports.ts';
 import { dynamodbAccounts, dynamodbApiKeys } from './dynamodb-accounts.ts';
 import { dynamodbActiveWork } from './dynamodb-active.ts';
@@ -137,9 +136,8 @@ export const workflowAdapter = (cfg: Config) => {
     const { sfnWorkflow, client } = await sfn();
     return sfnWorkflow(client, required(cfg, 'STATE_MACHINE_ARN'));
   };
-  const workflow: WorkflowStarter & WorkflowStates = {
+  const workflow: WorkflowStarter = {
     start: async (jobId, attempt) => (await jobs()).start(jobId, attempt),
-    state: async (jobId, attempt) => (await jobs()).state(jobId, attempt),
   };
   const archiveWorkflow: ArchiveWorkflow = {
     start: async (name: string, task: ArchiveTask) => {

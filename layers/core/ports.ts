@@ -102,7 +102,10 @@ export interface ObjectStore {
 }
 
 export interface WorkflowStarter {
-  /** Start the job's workflow; starting the same attempt twice is a no-op. */
+  /**
+   * Start a run of the job's workflow, named after the attempt. The workflow is Express: a second start
+   * of the same attempt is a second run, which the steps leave without effect.
+   */
   start(jobId: string, attempt: number): Promise<void>;
 }
 
@@ -317,11 +320,6 @@ export interface UploadTargets {
 }
 
 /** What became of a job's execution, for the sweeper. */
-export interface WorkflowStates {
-  /** `missing` when no execution of that attempt exists, `ended` when it stopped for any reason. */
-  state(jobId: string, attempt: number): Promise<'missing' | 'running' | 'ended'>;
-}
-
 /** Work that has not reached its end: what the sweeper looks through. */
 export interface ActiveWork {
   /** Jobs queued or processing. */

@@ -45,6 +45,8 @@ export const inferenceObjectAccess = {
     partialAreas.batchItems,
     partialAreas.keyBackgrounds,
     objectsIn('cache'),
+    // A cache entry points at the results of the job that made them (layers/core/use-cases/inference-cache.ts).
+    objectsIn('results'),
   ],
   write: [objectsIn('results'), objectsIn('cache')],
 } as const;

@@ -5,7 +5,8 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
-import { lastResortSettlement, throttleRetry, webhookRetry, workflow } from '../config.ts';
+import { expressThrottleRetry, lastResortSettlement, webhookRetry, workflow } from '../config.ts';
+import { acknowledge } from './acknowledge.ts';
 import { createVendedLogGroup } from './log-group.ts';
 
 export interface JobWorkflowProps {
@@ -19,6 +20,8 @@ export interface JobWorkflowProps {
   deliverWebhook: lambda.IFunction;
   /** The state machine's name; fixed, so that the task functions know its ARN before it exists. */
   stateMachineName: string;
+  /** The name of the Standard machine that takes a job over for the long waits. */
+  followUpStateMachineName: string;
   /** Retries of a webhook delivery (`WebhookDeliveryError`); default `webhookRetry` in lib/config.ts. */
   webhookRetrySchedule?: WebhookRetrySchedule;
   /** Of the state machine's log group. Default one month. */
@@ -45,22 +48,33 @@ export const defaultWebhookRetrySchedule: WebhookRetrySchedule = {
 };
 
 /**
- * One execution per job; its input is `{ "jobId": "..." }`.
+ * Two machines. The job's run is an Express execution (billed per run and its few seconds, not per state
+ * transition); the rare long waits are a Standard one that it hands the job to, and that runs only then.
  *
- * PrepareJob → RunInference → SettleSuccess → DeliverWebhook → JobSettled. Every error of the job's work,
- * SettleSuccess included, is caught into SettleFailure, which fails the job and releases its credits; if
- * that fails too, SettleLastResort keeps trying for hours, and only then does the execution fail. Every
- * task has a timeout, so the job's work is bounded (minutes) and a job cannot stay `processing`.
- * After settlement DeliverWebhook publishes the job's event and delivers the webhook, retried on
- * WebhookDeliveryError over hours; when the retries run out, MarkDeliveryFailed records that and the
- * execution still succeeds: the job's outcome does not depend on its receiver.
+ * Jobs (Express, input `{ "jobId": "..." }`, named `{jobId}-{attempt}`):
+ * PrepareJob → RunInference → SettleSuccess → DeliverWebhook (one attempt) → JobSettled. Every error of the
+ * job's work, SettleSuccess included, is caught into SettleFailure, which fails the job and releases its
+ * credits. Throttling of the inference function is waited out for about two minutes at most, so that the
+ * run stays inside Express's five minutes.
+ * When SettleFailure fails, or the webhook's first attempt does, HandOff starts the follow-up named after
+ * the execution (`{execution}-follow-up`) and the run ends. Express runs at least once and does not
+ * de-duplicate starts by name: a second run of the same attempt does its steps again (each one leaves a
+ * repeated call without effect) and its HandOff finds the follow-up's name taken, which ends it too.
+ *
+ * Follow-ups (Standard, input `{ jobId, execution, failure? }`): with a `failure`, SettleLastResort tries
+ * the failure's settlement for hours on any error; then the webhook is retried on its schedule (the first
+ * wait a Wait state, the rest the retrier), and MarkDeliveryFailed records when the retries ran out. The
+ * job's outcome never depends on its receiver.
  *
  * Plain JSONPath states only (no JSONata, `Assign`, callbacks or Distributed Map): the local runner
- * executes this same definition.
+ * executes these same definitions.
  */
 export class JobWorkflow extends Construct {
+  /** The Express machine every job runs on. */
   readonly stateMachine: sfn.StateMachine;
-  /** Every state transition of every execution (without the states' data). */
+  /** The Standard machine a job is handed to for a late settlement or webhook retries. */
+  readonly followUps: sfn.StateMachine;
+  /** Every state transition of every execution of both machines (without the states' data). */
   readonly logGroup: logs.ILogGroup;
 
   constructor(scope: Construct, id: string, props: JobWorkflowProps) {
@@ -94,6 +108,93 @@ export class JobWorkflow extends Construct {
       return task;
     };
 
+    // The long waits: a Standard machine, run only for the jobs that need one.
+    const failurePayload = sfn.TaskInput.fromObject({
+      jobId: sfn.JsonPath.stringAt('$.jobId'),
+      outcome: 'failure',
+      failure: sfn.JsonPath.objectAt('$.failure'),
+    });
+    // The same settlement as SettleFailure (a repeated one changes nothing), retried on any error and for
+    // longer: one retrier only, since the first retrier matching an error is the only one that counts.
+    const settleLastResort = invoke(
+      'SettleLastResort',
+      props.settleJob,
+      { payload: failurePayload, resultPath: sfn.JsonPath.DISCARD },
+      false,
+    );
+    settleLastResort.addRetry({
+      errors: [sfn.Errors.ALL],
+      interval: Duration.seconds(lastResortSettlement.intervalSeconds),
+      maxAttempts: lastResortSettlement.maxAttempts,
+      backoffRate: lastResortSettlement.backoffRate,
+      maxDelay: Duration.seconds(lastResortSettlement.maxDelaySeconds),
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    // `execution` is the job run's name ({jobId}-{attempt}): the delivery and event ids are made from it, so
+    // the follow-up continues the run's delivery rather than starting another.
+    const deliveryPayload = (final: boolean) =>
+      sfn.TaskInput.fromObject({
+        jobId: sfn.JsonPath.stringAt('$.jobId'),
+        execution: sfn.JsonPath.stringAt('$.execution'),
+        ...(final ? { final: true } : {}),
+      });
+    const schedule = props.webhookRetrySchedule ?? defaultWebhookRetrySchedule;
+    // The job run made the first attempt; the schedule's first wait is this state's, unjittered.
+    const waitToRetry = new sfn.Wait(this, 'WaitToRetryWebhook', {
+      time: sfn.WaitTime.duration(schedule.interval),
+    });
+    const retryWebhook = invoke('RetryWebhook', props.deliverWebhook, {
+      payload: deliveryPayload(false),
+      resultPath: '$.webhook',
+    });
+    if (schedule.maxAttempts > 1) {
+      retryWebhook.addRetry({
+        errors: [webhookRetry.error],
+        interval: Duration.seconds(
+          Math.min(schedule.interval.toSeconds() * schedule.backoffRate, schedule.maxDelay.toSeconds()),
+        ),
+        maxAttempts: schedule.maxAttempts - 1,
+        backoffRate: schedule.backoffRate,
+        maxDelay: schedule.maxDelay,
+        jitterStrategy: sfn.JitterType.FULL,
+      });
+    }
+    const markDeliveryFailed = invoke(telemetry.logMatches.webhookGivenUp.state, props.deliverWebhook, {
+      payload: deliveryPayload(true),
+      resultPath: '$.webhook',
+    });
+    const followedUp = new sfn.Succeed(this, 'FollowedUp');
+    retryWebhook.addCatch(markDeliveryFailed, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
+    // Bookkeeping of a delivery must not fail a settled job's follow-up.
+    markDeliveryFailed.addCatch(followedUp, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
+    markDeliveryFailed.next(followedUp);
+    const webhookRetries = schedule.maxAttempts > 0 ? waitToRetry.next(retryWebhook) : markDeliveryFailed;
+    retryWebhook.next(followedUp);
+    settleLastResort.next(webhookRetries);
+    const route = new sfn.Choice(this, 'FollowUp')
+      .when(sfn.Condition.isPresent('$.failure'), settleLastResort)
+      .otherwise(webhookRetries);
+
+    this.logGroup = createVendedLogGroup(this, 'Logs', props.logRetention);
+    // Without the states' data, which carries webhook URLs (they may hold a receiver's token).
+    const logging = (level: sfn.LogLevel): sfn.LogOptions => ({
+      destination: this.logGroup,
+      level,
+      includeExecutionData: false,
+    });
+    this.followUps = new sfn.StateMachine(this, 'FollowUps', {
+      stateMachineName: props.followUpStateMachineName,
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(route),
+      timeout: Duration.hours(workflow.timeoutHours),
+      // Off unless PhotoJobsProps.tracing asks for it (lib/constructs/tracing.ts).
+      tracingEnabled: true,
+      // Every transition: the post-mortem of a late settlement or a delivery given up (the webhooks-given-up
+      // alarm reads MarkDeliveryFailed entered here). Rare, so cheap.
+      logs: logging(sfn.LogLevel.ALL),
+    });
+
+    // The job's run.
     const prepareJob = invoke('PrepareJob', props.prepareJob, {
       payload: sfn.TaskInput.fromObject({ jobId: sfn.JsonPath.stringAt('$.jobId') }),
       resultPath: '$.order',
@@ -109,11 +210,11 @@ export class JobWorkflow extends Construct {
       },
       true,
       {
-        errors: [throttleRetry.error],
-        interval: Duration.seconds(throttleRetry.intervalSeconds),
-        maxAttempts: throttleRetry.maxAttempts,
-        backoffRate: throttleRetry.backoffRate,
-        maxDelay: Duration.seconds(throttleRetry.maxDelaySeconds),
+        errors: [expressThrottleRetry.error],
+        interval: Duration.seconds(expressThrottleRetry.intervalSeconds),
+        maxAttempts: expressThrottleRetry.maxAttempts,
+        backoffRate: expressThrottleRetry.backoffRate,
+        maxDelay: Duration.seconds(expressThrottleRetry.maxDelaySeconds),
         jitterStrategy: sfn.JitterType.FULL,
       },
     );
@@ -125,85 +226,77 @@ export class JobWorkflow extends Construct {
       }),
       resultPath: sfn.JsonPath.DISCARD,
     });
-    const settleFailurePayload = sfn.TaskInput.fromObject({
-      jobId: sfn.JsonPath.stringAt('$.jobId'),
-      outcome: 'failure',
-      failure: sfn.JsonPath.objectAt('$.failure'),
-    });
     const settleFailure = invoke('SettleFailure', props.settleJob, {
-      payload: settleFailurePayload,
+      payload: failurePayload,
       resultPath: sfn.JsonPath.DISCARD,
     });
-    // The same settlement as SettleFailure (a repeated one changes nothing), retried on any error and for
-    // longer: one retrier only, since the first retrier matching an error is the only one that counts.
-    const settleLastResort = invoke(
-      'SettleLastResort',
-      props.settleJob,
-      { payload: settleFailurePayload, resultPath: sfn.JsonPath.DISCARD },
-      false,
-    );
-    settleLastResort.addRetry({
-      errors: [sfn.Errors.ALL],
-      interval: Duration.seconds(lastResortSettlement.intervalSeconds),
-      maxAttempts: lastResortSettlement.maxAttempts,
-      backoffRate: lastResortSettlement.backoffRate,
-      maxDelay: Duration.seconds(lastResortSettlement.maxDelaySeconds),
-      jitterStrategy: sfn.JitterType.FULL,
-    });
-
-    // The execution name tells this run of the job from a later one (after a retry of the job).
-    const deliveryPayload = (final: boolean) =>
-      sfn.TaskInput.fromObject({
+    const deliverWebhook = invoke('DeliverWebhook', props.deliverWebhook, {
+      payload: sfn.TaskInput.fromObject({
         jobId: sfn.JsonPath.stringAt('$.jobId'),
         execution: sfn.JsonPath.stringAt('$$.Execution.Name'),
-        ...(final ? { final: true } : {}),
-      });
-    const deliverWebhook = invoke('DeliverWebhook', props.deliverWebhook, {
-      payload: deliveryPayload(false),
-      resultPath: '$.webhook',
-    });
-    const schedule = props.webhookRetrySchedule ?? defaultWebhookRetrySchedule;
-    deliverWebhook.addRetry({
-      errors: [webhookRetry.error],
-      interval: schedule.interval,
-      maxAttempts: schedule.maxAttempts,
-      backoffRate: schedule.backoffRate,
-      maxDelay: schedule.maxDelay,
-      jitterStrategy: sfn.JitterType.FULL,
-    });
-    const markDeliveryFailed = invoke(telemetry.logMatches.webhookGivenUp.state, props.deliverWebhook, {
-      payload: deliveryPayload(true),
+      }),
       resultPath: '$.webhook',
     });
     const settled = new sfn.Succeed(this, 'JobSettled');
+    const handOff = (stateId: string, withFailure: boolean) => {
+      const task = new tasks.StepFunctionsStartExecution(this, stateId, {
+        stateMachine: this.followUps,
+        integrationPattern: sfn.IntegrationPattern.REQUEST_RESPONSE,
+        // One follow-up per job run, however often the run itself is repeated.
+        name: sfn.JsonPath.format('{}-follow-up', sfn.JsonPath.stringAt('$$.Execution.Name')),
+        input: sfn.TaskInput.fromObject({
+          jobId: sfn.JsonPath.stringAt('$.jobId'),
+          execution: sfn.JsonPath.stringAt('$$.Execution.Name'),
+          ...(withFailure ? { failure: sfn.JsonPath.objectAt('$.failure') } : {}),
+        }),
+        resultPath: sfn.JsonPath.DISCARD,
+        taskTimeout: sfn.Timeout.duration(Duration.seconds(workflow.taskTimeoutSeconds)),
+      });
+      // Taken already: a repeated run of this job run handed it over before. Never retried (the first
+      // matching retrier counts), caught as the end it is.
+      task.addRetry({ errors: [followUpTaken], maxAttempts: 0 });
+      task.addRetry({
+        errors: [sfn.Errors.ALL],
+        interval: Duration.seconds(workflow.retryIntervalSeconds),
+        maxAttempts: workflow.retryMaxAttempts,
+        backoffRate: workflow.retryBackoffRate,
+        jitterStrategy: sfn.JitterType.FULL,
+      });
+      task.addCatch(settled, { errors: [followUpTaken], resultPath: sfn.JsonPath.DISCARD });
+      return task.next(settled);
+    };
 
     for (const task of [prepareJob, runInference, settleSuccess]) {
       task.addCatch(settleFailure, { errors: [sfn.Errors.ALL], resultPath: '$.failure' });
     }
-    settleFailure.addCatch(settleLastResort, { errors: [sfn.Errors.ALL], resultPath: '$.settleError' });
+    settleFailure.addCatch(handOff('HandOffSettlement', true), {
+      errors: [sfn.Errors.ALL],
+      resultPath: '$.settleError',
+    });
     settleFailure.next(deliverWebhook);
-    settleLastResort.next(deliverWebhook);
-    deliverWebhook.addCatch(markDeliveryFailed, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
-    // Bookkeeping of a delivery must not fail a settled job's execution.
-    markDeliveryFailed.addCatch(settled, { errors: [sfn.Errors.ALL], resultPath: '$.webhookError' });
-    markDeliveryFailed.next(settled);
+    deliverWebhook.addCatch(handOff('HandOffWebhook', false), {
+      errors: [sfn.Errors.ALL],
+      resultPath: '$.webhookError',
+    });
 
-    this.logGroup = createVendedLogGroup(this, 'Logs', props.logRetention);
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineName: props.stateMachineName,
-      stateMachineType: sfn.StateMachineType.STANDARD,
+      stateMachineType: sfn.StateMachineType.EXPRESS,
       definitionBody: sfn.DefinitionBody.fromChainable(
         prepareJob.next(runInference).next(settleSuccess).next(deliverWebhook).next(settled),
       ),
-      timeout: Duration.hours(workflow.timeoutHours),
+      timeout: Duration.seconds(workflow.expressTimeoutSeconds),
       tracingEnabled: true,
-      logs: {
-        destination: this.logGroup,
-        // Every state transition, for the post-mortem of a stuck or failed job; without the states' data,
-        // which carries webhook URLs (they may hold a receiver's token).
-        level: sfn.LogLevel.ALL,
-        includeExecutionData: false,
-      },
+      // Errors only: an Express run has no history but its log, and what a post-mortem needs of a job run is
+      // where it failed; every transition of every job would be about half of what a job's logs ingest.
+      logs: logging(sfn.LogLevel.ERROR),
+    });
+    acknowledge(this.stateMachine, {
+      'AwsSolutions-SF1':
+        'Job runs log their errors only: every transition of every job would be about half of what a job ingests in logs; the follow-ups log ALL.',
     });
   }
 }
+
+/** What the StartExecution integration fails with when the name is taken. */
+export const followUpTaken = 'StepFunctions.ExecutionAlreadyExistsException';

@@ -15,6 +15,8 @@ const { logMatches } = telemetry;
 export interface PhotoJobsMonitoringProps {
   httpApi: apigwv2.HttpApi;
   jobStateMachine: sfn.StateMachine;
+  /** The Standard machine job runs hand their long waits to (lib/constructs/job-workflow.ts). */
+  jobFollowUps: sfn.StateMachine;
   /** Where the job state machine logs its transitions (the webhook give-ups are counted from it). */
   jobStateMachineLogs: logs.ILogGroup;
   archiveStateMachine: sfn.StateMachine;
@@ -52,8 +54,16 @@ export class PhotoJobsMonitoring extends Construct {
       return created;
     };
 
-    // 1. Executions that failed: a job workflow fails only after its last-resort settlement gave up.
-    const failedJobs = props.jobStateMachine.metricFailed({ period, statistic: 'Sum' });
+    // 1. Executions that failed: a follow-up fails only after its last-resort settlement gave up; a job run
+    // only when its hand-over to one failed too.
+    const failedJobs = new cloudwatch.MathExpression({
+      expression: 'runs + followUps',
+      usingMetrics: {
+        runs: props.jobStateMachine.metricFailed({ period, statistic: 'Sum' }),
+        followUps: props.jobFollowUps.metricFailed({ period, statistic: 'Sum' }),
+      },
+      period,
+    });
     const failedArchives = props.archiveStateMachine.metricFailed({ period, statistic: 'Sum' });
     alarm('FailedExecutions', failedJobs, { alarmDescription: 'A job execution failed after every retry' });
     alarm('FailedArchiveTasks', failedArchives, {

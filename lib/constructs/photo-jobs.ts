@@ -21,6 +21,7 @@ import type { MasterKey } from './master-key.ts';
 import { PhotoJobsMonitoring } from './monitoring.ts';
 import { PhotoJobsData } from './photo-jobs-data.ts';
 import { createJobTasks, createSweeper, type ServiceContext } from './task-functions.ts';
+import { applyTracing, defaultTracing, type TracingMode } from './tracing.ts';
 
 export { type ApiThrottle, defaultApiThrottle } from './api.ts';
 
@@ -55,6 +56,8 @@ export interface PhotoJobsProps {
    * (`npm run bench -- coldstart`), and a minified trace still names the function and the error.
    */
   sourceMaps?: boolean;
+  /** X-Ray on the functions and state machines: `off` (the default) or `sampled` (lib/constructs/tracing.ts). */
+  tracing?: TracingMode;
 }
 
 /**
@@ -103,6 +106,7 @@ export class PhotoJobs extends Construct {
     // dependency cycle (the state machine depends on them).
     const stateMachineName = `${stack.stackName}-${id}-jobs`;
     const archiveStateMachineName = `${stack.stackName}-${id}-archives`;
+    const followUpStateMachineName = `${stack.stackName}-${id}-job-follow-ups`;
     const arnOf = (name: string) =>
       stack.formatArn({
         service: 'states',
@@ -114,7 +118,7 @@ export class PhotoJobs extends Construct {
       scope: this,
       data: dataAccess(this.table, this.bucket),
       // Powertools (layers/aws/observability.ts) reads these: JSON logs at INFO, EMF metrics in the namespace
-      // the alarms and dashboard read, X-Ray traces (active tracing is on for every function).
+      // the alarms and dashboard read, X-Ray traces where `tracing` is on.
       common: {
         ...(props.sourceMaps ? sourceMapsEnvironment : {}),
         POWERTOOLS_SERVICE_NAME: telemetry.serviceName,
@@ -139,6 +143,7 @@ export class PhotoJobs extends Construct {
       settleJob,
       deliverWebhook,
       stateMachineName,
+      followUpStateMachineName,
       webhookRetrySchedule: props.webhookRetrySchedule,
       logRetention: props.logRetention,
     });
@@ -163,6 +168,7 @@ export class PhotoJobs extends Construct {
     this.monitoring = new PhotoJobsMonitoring(this, 'Monitoring', {
       httpApi: this.httpApi,
       jobStateMachine: this.stateMachine,
+      jobFollowUps: jobWorkflow.followUps,
       jobStateMachineLogs: jobWorkflow.logGroup,
       archiveStateMachine: this.archiveStateMachine,
       inferenceFunction: this.inferenceFunction,
@@ -171,6 +177,8 @@ export class PhotoJobs extends Construct {
       inferenceTimeout: Duration.seconds(inference.timeoutSeconds),
       alarmTopic: props.alarmTopic,
     });
+
+    applyTracing(this, props.tracing ?? defaultTracing);
 
     acknowledgeWildcardResources(this, [
       [/^\*$/, 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.'],

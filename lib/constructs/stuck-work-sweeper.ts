@@ -14,19 +14,18 @@ export interface StuckWorkSweeperProps {
 }
 
 /**
- * A schedule that runs the sweeper of stuck work (docs/runbook.md, Stuck work): it reads which
- * executions exist and starts a lost one again, so it may describe and start executions of both
- * state machines, and nothing else of them.
+ * A schedule that runs the sweeper of stuck work (docs/runbook.md, Stuck work): it starts a lost job run
+ * again (the job workflow is Express, whose executions cannot be described), and reads whether an archive
+ * task's execution exists before it starts that again, and nothing else of the state machines.
  */
 export class StuckWorkSweeper extends Construct {
   readonly rule: events.Rule;
 
   constructor(scope: Construct, id: string, props: StuckWorkSweeperProps) {
     super(scope, id);
-    for (const machine of [props.jobs, props.archives]) {
-      machine.grantStartExecution(props.sweep);
-      machine.grantExecution(props.sweep, 'states:DescribeExecution');
-    }
+    props.jobs.grantStartExecution(props.sweep);
+    props.archives.grantStartExecution(props.sweep);
+    props.archives.grantExecution(props.sweep, 'states:DescribeExecution');
     this.rule = new events.Rule(this, 'Schedule', {
       description: 'Moves on jobs and batches that have not moved past their deadline',
       schedule: events.Schedule.rate(Duration.minutes(sweeper.everyMinutes)),

@@ -91,27 +91,28 @@ describe('the cost model and the template', () => {
 
   it('follows a new state, the execution log level, tracing and the workflow type from the template', () => {
     const now = cost(templates);
-    expect(cost(withFirstState({ Type: 'Pass' }))['Step Functions']).toBeCloseTo(
-      now['Step Functions'] + PRICES.stepFunctions.standardTransition,
-      12,
-    );
-    const quiet = changed((resources) => {
-      jobMachine(resources).Properties.LoggingConfiguration.Level = 'ERROR';
+    // Express bills the run and its duration, not its states; Standard each state entered.
+    expect(cost(withFirstState({ Type: 'Pass' }))['Step Functions']).toBeCloseTo(now['Step Functions'], 12);
+    const standard = changed((resources) => {
+      jobMachine(resources).Properties.StateMachineType = 'STANDARD';
     });
-    expect(cost(quiet)['CloudWatch Logs']).toBeLessThan(now['CloudWatch Logs']);
-    const untraced = changed((resources) => {
-      for (const resource of Object.values(resources)) {
-        if (resource.Type === 'AWS::Lambda::Function') delete resource.Properties.TracingConfig;
-        if (resource.Type === 'AWS::StepFunctions::StateMachine')
-          delete resource.Properties.TracingConfiguration;
-      }
+    expect(cost(standard)['Step Functions']).toBeCloseTo(5 * PRICES.stepFunctions.standardTransition, 12);
+    expect(cost(standard)['Step Functions']).toBeGreaterThan(20 * now['Step Functions']);
+    const loud = changed((resources) => {
+      jobMachine(resources).Properties.LoggingConfiguration.Level = 'ALL';
     });
-    expect(now['X-Ray']).toBeGreaterThan(0);
-    expect(cost(untraced)['X-Ray']).toBe(0);
-    const express = changed((resources) => {
-      jobMachine(resources).Properties.StateMachineType = 'EXPRESS';
-    });
-    expect(cost(express)['Step Functions']).not.toBeCloseTo(now['Step Functions'], 9);
+    expect(cost(loud)['CloudWatch Logs']).toBeGreaterThan(now['CloudWatch Logs']);
+    const traced = (on: boolean) =>
+      changed((resources) => {
+        for (const resource of Object.values(resources)) {
+          if (resource.Type === 'AWS::Lambda::Function')
+            resource.Properties.TracingConfig = on ? { Mode: 'Active' } : undefined;
+          if (resource.Type === 'AWS::StepFunctions::StateMachine')
+            resource.Properties.TracingConfiguration = on ? { Enabled: true } : undefined;
+        }
+      });
+    expect(cost(traced(true))['X-Ray']).toBeGreaterThan(0);
+    expect(cost(traced(false))['X-Ray']).toBe(0);
     const bigger = changed((resources) => {
       const inference = Object.values(resources).find(
         (resource) => resource.Properties?.PackageType === 'Image',

@@ -152,7 +152,7 @@ describe('PhotoJobs with defaults', () => {
       ).toBe(false);
     });
 
-    it('the inference function has no DynamoDB action, reads only the photo prefixes and writes results', () => {
+    it('the inference function has no DynamoDB action, reads only the photo prefixes and results, writes results', () => {
       const fn = functionFor(json, inference.handler);
       const statements = statementsOfRole(json, roleIdOf(fn));
       expect(actionsOf(statements).filter((a) => a.startsWith('dynamodb:'))).toEqual([]);
@@ -162,7 +162,15 @@ describe('PhotoJobs with defaults', () => {
         's3:PutObject',
       ]);
       expect(objectPatterns(statements, 's3:GetObject')).toEqual(
-        ['assets/*', 'batches/*/items/*', 'cache/*', 'keys/*/background.*', 'sources/*', 'uploads/*'].sort(),
+        [
+          'assets/*',
+          'batches/*/items/*',
+          'cache/*',
+          'keys/*/background.*',
+          'results/*',
+          'sources/*',
+          'uploads/*',
+        ].sort(),
       );
       expect(objectPatterns(statements, 's3:PutObject')).toEqual(['cache/*', 'results/*']);
       const variables = (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -270,11 +278,24 @@ describe('PhotoJobs with defaults', () => {
 describe('PhotoJobs observability', () => {
   const { json } = jobsStack();
 
-  it('traces every function with X-Ray and names the Powertools service, metrics namespace and log level', () => {
+  const machinesOf = (template: Json) =>
+    resourcesOfType(template, 'AWS::StepFunctions::StateMachine').map(([, machine]) => machine);
+
+  it('records no X-Ray trace by default, and traces every function and state machine when sampled', () => {
+    const sampled = jobsStack({ tracing: 'sampled' }).json;
+    for (const [id, fn] of functionsOf(json)) expect(fn.Properties.TracingConfig, id).toBeUndefined();
+    for (const machine of machinesOf(json)) expect(machine.Properties.TracingConfiguration).toBeUndefined();
+    for (const [id, fn] of functionsOf(sampled))
+      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
+    expect(machinesOf(sampled).length).toBeGreaterThan(0);
+    for (const machine of machinesOf(sampled))
+      expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('names the Powertools service, metrics namespace and log level on every function', () => {
     const all = functionsOf(json);
     expect(all.length).toBeGreaterThan(20);
     for (const [id, fn] of all) {
-      expect(fn.Properties.TracingConfig, id).toEqual({ Mode: 'Active' });
       expect(
         (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables,
         id,
@@ -383,10 +404,13 @@ describe('PhotoJobs props', () => {
     ).toBeUndefined();
     for (const [, group] of resourcesOfType(json, 'AWS::Logs::LogGroup'))
       expect(group.Properties.RetentionInDays).toBe(7);
-    const [[, machine] = []] = resourcesOfType(json, 'AWS::StepFunctions::StateMachine');
-    const definition = JSON.stringify(machine?.Properties.DefinitionString);
-    expect(definition).toContain(
-      '\\"ErrorEquals\\":[\\"WebhookDeliveryError\\"],\\"IntervalSeconds\\":10,\\"MaxAttempts\\":3,\\"BackoffRate\\":2,\\"MaxDelaySeconds\\":300',
+    const definitions = JSON.stringify(
+      resourcesOfType(json, 'AWS::StepFunctions::StateMachine').map(([, m]) => m.Properties.DefinitionString),
+    );
+    // The run makes the first attempt; the follow-up waits the first bound, then retries from the second.
+    expect(definitions).toContain('\\"Type\\":\\"Wait\\",\\"Seconds\\":10,');
+    expect(definitions).toContain(
+      '\\"ErrorEquals\\":[\\"WebhookDeliveryError\\"],\\"IntervalSeconds\\":20,\\"MaxAttempts\\":2,\\"BackoffRate\\":2,\\"MaxDelaySeconds\\":300',
     );
   });
 });

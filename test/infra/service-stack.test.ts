@@ -249,9 +249,30 @@ describe('IAM of the functions', () => {
       expect(s3).toContain(prefix);
   });
 
+  /** The follow-ups machine: only the job runs start it (lib/constructs/job-workflow.ts). */
+  const followUpsId = () =>
+    resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').find(([, machine]) =>
+      JSON.stringify(machine.Properties.DefinitionString).includes('{\\"StartAt\\":\\"FollowUp\\"'),
+    )![0];
+  const startedByFunctions = () =>
+    resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine')
+      .map(([id]) => id)
+      .filter((id) => id !== followUpsId());
+
+  it('start follow-ups from the job runs only', () => {
+    const runs = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').find(([, machine]) =>
+      JSON.stringify(machine.Properties.DefinitionString).includes('{\\"StartAt\\":\\"PrepareJob\\"'),
+    )!;
+    const roleId = (runs[1].Properties.RoleArn as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0]!;
+    const starts = statementsOf(new Set([roleId])).filter((s) =>
+      list(s.Action).includes('states:StartExecution'),
+    );
+    expect(starts).toEqual([expect.objectContaining({ Effect: 'Allow', Resource: { Ref: followUpsId() } })]);
+  });
+
   it('let API functions start and stop executions of the job workflow, and start and read the archive workflow’s', () => {
     const statements = statementsOf(apiRoleIds);
-    const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').map(([id]) => id);
+    const machines = startedByFunctions();
     const byAction = (action: string) => statements.filter((s) => list(s.Action).includes(action));
     expect(byAction('states:StartExecution')).toEqual(
       machines.map((id) => expect.objectContaining({ Effect: 'Allow', Resource: { Ref: id } })),
@@ -276,7 +297,7 @@ describe('IAM of the functions', () => {
     expect(starts(inference.handler)).toEqual([]);
   });
 
-  it('run the sweeper of stuck work every 5 minutes, allowed to describe and start executions of both workflows', () => {
+  it('run the sweeper of stuck work every 5 minutes, allowed to start job runs and archive tasks, and to describe the latter', () => {
     const [sweeperId] = functionIdOf(sweeper.handler);
     expect(sweeperId).toBeDefined();
     const rules = resourcesOfType(serviceJson, 'AWS::Events::Rule').filter(([, rule]) =>
@@ -289,8 +310,8 @@ describe('IAM of the functions', () => {
     const statements = statementsOf(new Set([roleId]));
     const byAction = (action: string) =>
       JSON.stringify(statements.filter((s) => list(s.Action).includes(action)));
-    const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').map(([id]) => id);
-    for (const id of machines) expect(byAction('states:StartExecution')).toContain(id);
+    for (const id of startedByFunctions()) expect(byAction('states:StartExecution')).toContain(id);
+    expect(byAction('states:StartExecution')).not.toContain(followUpsId());
     expect(byAction('states:DescribeExecution')).toContain(':execution:');
   });
 
@@ -349,7 +370,7 @@ describe('state machine logs', () => {
   it('go to groups under /aws/vendedlogs/states/, named apart per stack', () => {
     const groups = new Map(resourcesOfType(serviceJson, 'AWS::Logs::LogGroup'));
     const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
-    expect(machines).toHaveLength(2);
+    expect(machines).toHaveLength(3);
     const names = machines.map(([, machine]) => {
       const { LoggingConfiguration } = machine.Properties as {
         LoggingConfiguration: {
@@ -364,6 +385,7 @@ describe('state machine logs', () => {
       expect(name).toMatch(/^\/aws\/vendedlogs\/states\/PhotoJobsService-[\w-]+$/);
       expect(name.length).toBeLessThanOrEqual(512);
     }
+    // The job runs and their follow-ups share one group: a job's story reads in one place.
     expect(new Set(names).size).toBe(2);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import {
+  expressThrottleRetry,
   handlerMetadataKey,
   inference,
   lastResortSettlement,
-  throttleRetry,
   webhookRetry,
   workflowFunction,
   workflowHandlers,
@@ -12,8 +12,15 @@ import { resolveJoin, resourcesOfType, synthesize } from './templates.ts';
 
 const { serviceJson } = await synthesize();
 
-const [[, stateMachine] = []] = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
-const definitionString = resolveJoin(stateMachine?.Properties.DefinitionString);
+const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine').map(([, machine]) => ({
+  properties: machine.Properties,
+  definitionString: resolveJoin(machine.Properties.DefinitionString),
+}));
+const machineStartingAt = (state: string) =>
+  machines.find((machine) => machine.definitionString.includes(`{"StartAt":"${state}"`))!;
+const jobMachine = machineStartingAt('PrepareJob');
+const followUpMachine = machineStartingAt('FollowUp');
+const definitionString = jobMachine.definitionString;
 
 interface State {
   Type: string;
@@ -33,8 +40,11 @@ const definition = JSON.parse(definitionString) as {
   QueryLanguage?: string;
   States: Record<string, State>;
 };
-const states = definition.States;
+const followUp = JSON.parse(followUpMachine.definitionString) as typeof definition;
+/** The states of both machines of a job: no name is used twice. */
+const states = { ...definition.States, ...followUp.States };
 const tasks = Object.entries(states).filter(([, state]) => state.Type === 'Task');
+const lambdaTasks = tasks.filter(([, state]) => !state.Resource?.includes('states:startExecution'));
 
 /** The placeholder `resolveJoin` leaves for the ARN of the function whose entry file is `handler`. */
 const functionArnOf = (handler: string) => {
@@ -101,7 +111,7 @@ describe('every state machine', () => {
   it('waits on each Lambda task longer than its function may take, init phase included', () => {
     const functions = new Map(resourcesOfType(serviceJson, 'AWS::Lambda::Function'));
     const machines = resourcesOfType(serviceJson, 'AWS::StepFunctions::StateMachine');
-    expect(machines.length).toBe(2);
+    expect(machines.length).toBe(3);
     let checked = 0;
     for (const [, machine] of machines) {
       const { States } = JSON.parse(resolveJoin(machine.Properties.DefinitionString)) as {
@@ -116,66 +126,80 @@ describe('every state machine', () => {
         checked++;
       }
     }
-    expect(checked).toBeGreaterThanOrEqual(tasks.length);
+    expect(checked).toBeGreaterThanOrEqual(lambdaTasks.length);
   });
 });
 
-describe('job workflow state machine', () => {
-  it('is a STANDARD machine with X-Ray tracing and every transition logged, without state data', () => {
-    expect(stateMachine?.Properties).toMatchObject({
+describe('job workflow: the Express run and its Standard follow-ups', () => {
+  it('runs each job on an Express machine within its five minutes, its errors logged without data', () => {
+    expect(jobMachine.properties).toMatchObject({
+      StateMachineType: 'EXPRESS',
+      LoggingConfiguration: { Level: 'ERROR', IncludeExecutionData: false },
+    });
+    expect(definition.TimeoutSeconds).toBe(300);
+  });
+
+  it('hands the long waits to a Standard machine that may run 24 hours, room for the webhook schedule', () => {
+    expect(followUpMachine.properties).toMatchObject({
       StateMachineType: 'STANDARD',
-      TracingConfiguration: { Enabled: true },
       LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
     });
+    expect(followUp.TimeoutSeconds).toBe(24 * 3600);
+    const jobWork = worstCaseSeconds(states.SettleLastResort!);
+    const webhook =
+      30 + worstCaseSeconds(states.RetryWebhook!) + worstCaseSeconds(states.MarkDeliveryFailed!);
+    expect(jobWork + webhook).toBeLessThan(followUp.TimeoutSeconds!);
   });
 
-  it('gives up on an execution after 24 hours, room for the whole webhook schedule', () => {
-    expect(definition.TimeoutSeconds).toBe(24 * 3600);
-    expect(worstCaseSeconds(states.DeliverWebhook!)).toBeLessThan(12 * 3600);
-  });
-
-  it('has exactly these states, starting at PrepareJob', () => {
-    expect(definition.StartAt).toBe('PrepareJob');
-    expect(Object.keys(states).sort()).toEqual(
+  it('has exactly these states, the job run starting at PrepareJob and the follow-ups at FollowUp', () => {
+    expect(Object.keys(definition.States).sort()).toEqual(
       [
         'DeliverWebhook',
+        'HandOffSettlement',
+        'HandOffWebhook',
         'JobSettled',
-        'MarkDeliveryFailed',
         'PrepareJob',
         'RunInference',
         'SettleFailure',
-        'SettleLastResort',
         'SettleSuccess',
       ].sort(),
     );
-    expect(states.JobSettled?.Type).toBe('Succeed');
+    expect(Object.keys(followUp.States).sort()).toEqual(
+      [
+        'FollowUp',
+        'FollowedUp',
+        'MarkDeliveryFailed',
+        'RetryWebhook',
+        'SettleLastResort',
+        'WaitToRetryWebhook',
+      ].sort(),
+    );
     expect(Object.values(states).filter((state) => state.Type === 'Fail')).toEqual([]);
   });
 
-  it('prepares the order from the jobId', () => {
+  it('reaches the webhook from every settlement and ends every run in Succeed', () => {
+    for (const name of ['SettleSuccess', 'SettleFailure'])
+      expect(reachable(name), name).toContain('DeliverWebhook');
+    expect(reachable('DeliverWebhook')).toEqual(new Set(['DeliverWebhook', 'HandOffWebhook', 'JobSettled']));
+    expect(reachable('SettleLastResort')).toEqual(
+      new Set(['SettleLastResort', 'WaitToRetryWebhook', 'RetryWebhook', 'MarkDeliveryFailed', 'FollowedUp']),
+    );
+  });
+
+  it('prepares the order, hands it to the inference function and settles success with the result', () => {
     expect(states.PrepareJob).toMatchObject({
-      Type: 'Task',
       Resource: functionArnOf(workflowHandlers.prepareJob),
       Parameters: { 'jobId.$': '$.jobId' },
       ResultPath: '$.order',
       Next: 'RunInference',
     });
-  });
-
-  it('hands the order to the inference function and keeps its result', () => {
     expect(states.RunInference).toMatchObject({
-      Type: 'Task',
       Resource: functionArnOf(inference.handler),
       InputPath: '$.order',
       ResultPath: '$.result',
       Next: 'SettleSuccess',
     });
-    expect(states.RunInference?.Parameters).toBeUndefined();
-  });
-
-  it('settles success with the result, discards the answer and goes on to the webhook', () => {
     expect(states.SettleSuccess).toMatchObject({
-      Type: 'Task',
       Resource: functionArnOf(workflowHandlers.settleJob),
       Parameters: { 'jobId.$': '$.jobId', outcome: 'success', 'result.$': '$.result' },
       ResultPath: null,
@@ -183,25 +207,61 @@ describe('job workflow state machine', () => {
     });
   });
 
-  it.each(['SettleFailure', 'SettleLastResort'])(
-    '%s settles failure with the caught error and goes on to the webhook',
-    (name) => {
-      expect(states[name]).toMatchObject({
-        Type: 'Task',
-        Resource: functionArnOf(workflowHandlers.settleJob),
-        Parameters: { 'jobId.$': '$.jobId', outcome: 'failure', 'failure.$': '$.failure' },
-        ResultPath: null,
-        Next: 'DeliverWebhook',
-      });
-    },
-  );
-
   it.each(['PrepareJob', 'RunInference', 'SettleSuccess'])('%s sends any error to SettleFailure', (name) => {
     expect(states[name]?.Catch).toEqual(catchAll('SettleFailure', '$.failure'));
   });
 
-  it('sends a failure to settle a failure to SettleLastResort, keeping the original failure', () => {
-    expect(states.SettleFailure?.Catch).toEqual(catchAll('SettleLastResort', '$.settleError'));
+  it('settles a failure, and hands a failing settlement over with its failure, keeping the original', () => {
+    for (const name of ['SettleFailure', 'SettleLastResort'])
+      expect(states[name], name).toMatchObject({
+        Resource: functionArnOf(workflowHandlers.settleJob),
+        Parameters: { 'jobId.$': '$.jobId', outcome: 'failure', 'failure.$': '$.failure' },
+        ResultPath: null,
+      });
+    expect(states.SettleFailure?.Next).toBe('DeliverWebhook');
+    expect(states.SettleFailure?.Catch).toEqual(catchAll('HandOffSettlement', '$.settleError'));
+    expect(states.HandOffSettlement?.Parameters?.Input).toEqual({
+      'jobId.$': '$.jobId',
+      'execution.$': '$$.Execution.Name',
+      'failure.$': '$.failure',
+    });
+  });
+
+  it('starts one follow-up per job run, by name, and ends the run when a repeated run finds it started', () => {
+    for (const name of ['HandOffSettlement', 'HandOffWebhook']) {
+      expect(states[name], name).toMatchObject({
+        Resource: expect.stringMatching(/:states:::states:startExecution\}?$/),
+        Parameters: {
+          StateMachineArn: expect.stringContaining('FollowUps'),
+          'Name.$': "States.Format('{}-follow-up', $$.Execution.Name)",
+        },
+        Next: 'JobSettled',
+      });
+      expect(states[name]?.Retry?.[0]).toEqual({
+        ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException'],
+        MaxAttempts: 0,
+      });
+      expect(states[name]?.Catch).toEqual([
+        {
+          ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException'],
+          ResultPath: null,
+          Next: 'JobSettled',
+        },
+      ]);
+    }
+    expect(states.HandOffWebhook?.Parameters?.Input).toEqual({
+      'jobId.$': '$.jobId',
+      'execution.$': '$$.Execution.Name',
+    });
+  });
+
+  it('routes a follow-up with a failure to the last-resort settlement, any other to the webhook retries', () => {
+    expect(states.FollowUp).toMatchObject({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.failure', IsPresent: true, Next: 'SettleLastResort' }],
+      Default: 'WaitToRetryWebhook',
+    });
+    expect(states.SettleLastResort?.Next).toBe('WaitToRetryWebhook');
   });
 
   it('retries the last-resort settlement on any error for hours, and nothing catches after it', () => {
@@ -218,111 +278,92 @@ describe('job workflow state machine', () => {
     expect(states.SettleLastResort?.Catch).toBeUndefined();
   });
 
-  it('catches every error of every task, except the last-resort settlement', () => {
-    for (const [name, task] of tasks) {
-      if (name === 'SettleLastResort') continue;
-      expect(task.Catch?.[0]?.ErrorEquals, name).toEqual(['States.ALL']);
-    }
-  });
-
-  it('bounds every task with a timeout and the job work to well under the execution limit', () => {
-    for (const [name, task] of tasks) {
-      // The task waits the function's timeout plus Lambda's init phase (up to 10 s, which Step Functions
-      // counts and the function's timeout does not) and more: a timeout means the function is gone.
-      const functionTimeout =
-        name === 'RunInference' ? inference.timeoutSeconds : workflowFunction.timeoutSeconds;
-      expect(task.TimeoutSeconds, name).toBeGreaterThan(functionTimeout + 10);
-    }
-    // Worst case until the job is settled on the longest path: prepare, inference, a failing success
-    // settlement, a failing failure settlement and the last resort, every attempt timing out.
-    const path = ['PrepareJob', 'RunInference', 'SettleSuccess', 'SettleFailure', 'SettleLastResort'];
-    const jobWork = path.reduce((sum, name) => sum + worstCaseSeconds(states[name]!), 0);
-    expect(jobWork).toBeLessThan(4 * 3600);
-    expect(
-      jobWork + worstCaseSeconds(states.DeliverWebhook!) + worstCaseSeconds(states.MarkDeliveryFailed!),
-    ).toBeLessThan(definition.TimeoutSeconds!);
-  });
-
-  it('reaches the webhook from every settlement and ends in Succeed after it', () => {
-    for (const name of ['SettleSuccess', 'SettleFailure', 'SettleLastResort']) {
-      expect(reachable(name), name).toContain('DeliverWebhook');
-    }
-    expect(reachable('DeliverWebhook')).toEqual(
-      new Set(['DeliverWebhook', 'MarkDeliveryFailed', 'JobSettled']),
-    );
-  });
-
-  it('delivers the webhook with the execution name and retries on the published schedule', () => {
+  it('makes the first webhook attempt in the run, and hands any failure of it to the follow-up', () => {
     expect(states.DeliverWebhook).toMatchObject({
-      Type: 'Task',
       Resource: functionArnOf(workflowHandlers.deliverWebhook),
       Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$$.Execution.Name' },
       ResultPath: '$.webhook',
       Next: 'JobSettled',
     });
-    expect(states.DeliverWebhook?.Retry).toEqual([
+    expect(states.DeliverWebhook?.Retry).toEqual([TRANSIENT_RETRY]);
+    expect(states.DeliverWebhook?.Catch).toEqual(catchAll('HandOffWebhook', '$.webhookError'));
+  });
+
+  it('retries the webhook in the follow-up on the published schedule: the first wait, then the retrier', () => {
+    expect(webhookRetry.error).toBe('WebhookDeliveryError');
+    expect(states.WaitToRetryWebhook).toEqual({ Type: 'Wait', Seconds: 30, Next: 'RetryWebhook' });
+    expect(states.RetryWebhook).toMatchObject({
+      Resource: functionArnOf(workflowHandlers.deliverWebhook),
+      Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$.execution' },
+      Next: 'FollowedUp',
+    });
+    // Waits of at most 30 s, then 2 min, 8 min, ... 4 h: the schedule's bounds, one attempt in the run.
+    expect(states.RetryWebhook?.Retry).toEqual([
       TRANSIENT_RETRY,
       {
         ErrorEquals: ['WebhookDeliveryError'],
-        IntervalSeconds: 30,
-        MaxAttempts: 7,
+        IntervalSeconds: 120,
+        MaxAttempts: 6,
         BackoffRate: 4,
         MaxDelaySeconds: 4 * 3600,
         JitterStrategy: 'FULL',
       },
     ]);
-    expect(webhookRetry.error).toBe('WebhookDeliveryError');
-    expect(states.DeliverWebhook?.Catch).toEqual(catchAll('MarkDeliveryFailed', '$.webhookError'));
-  });
-
-  it('marks the delivery failed after the last attempt and still succeeds', () => {
+    expect(states.RetryWebhook?.Catch).toEqual(catchAll('MarkDeliveryFailed', '$.webhookError'));
     expect(states.MarkDeliveryFailed).toMatchObject({
-      Type: 'Task',
-      Resource: functionArnOf(workflowHandlers.deliverWebhook),
-      Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$$.Execution.Name', final: true },
-      ResultPath: '$.webhook',
-      Next: 'JobSettled',
+      Parameters: { 'jobId.$': '$.jobId', 'execution.$': '$.execution', final: true },
+      Next: 'FollowedUp',
     });
-    expect(states.MarkDeliveryFailed?.Catch).toEqual(catchAll('JobSettled', '$.webhookError'));
+    expect(states.MarkDeliveryFailed?.Catch).toEqual(catchAll('FollowedUp', '$.webhookError'));
   });
 
-  it.each(tasks.map(([name]) => name).filter((name) => !['SettleLastResort', 'RunInference'].includes(name)))(
-    '%s retries the transient errors first, with full jitter',
-    (name) => {
-      expect(states[name]?.Retry?.[0]).toEqual(TRANSIENT_RETRY);
-    },
-  );
+  it('bounds every task with a timeout, and the job run on its usual path within five minutes', () => {
+    for (const [name, task] of lambdaTasks) {
+      const functionTimeout =
+        name === 'RunInference' ? inference.timeoutSeconds : workflowFunction.timeoutSeconds;
+      expect(task.TimeoutSeconds, name).toBeGreaterThan(functionTimeout + 10);
+    }
+    // Throttled, the inference function never ran: its waits and then one full run fit in the run's limit.
+    const throttle = states.RunInference!.Retry![0] as unknown as Record<string, number>;
+    let waits = 0;
+    for (let n = 0; n < throttle.MaxAttempts!; n++)
+      waits += Math.min(throttle.IntervalSeconds! * throttle.BackoffRate! ** n, throttle.MaxDelaySeconds!);
+    expect(waits + states.RunInference!.TimeoutSeconds!).toBeLessThan(definition.TimeoutSeconds!);
+  });
 
-  // Throttled means the function never ran (its reserved concurrency was in use): a burst of jobs waits its
-  // turn for minutes instead of failing after three quick retries.
-  it('waits out throttling of the inference function first, then retries transient errors', () => {
+  it('waits out throttling of the inference function first (about two minutes), then retries transient errors', () => {
     expect(states.RunInference?.Retry).toEqual([
       {
         ErrorEquals: ['Lambda.TooManyRequestsException'],
-        IntervalSeconds: throttleRetry.intervalSeconds,
-        MaxAttempts: throttleRetry.maxAttempts,
-        BackoffRate: throttleRetry.backoffRate,
-        MaxDelaySeconds: throttleRetry.maxDelaySeconds,
+        IntervalSeconds: expressThrottleRetry.intervalSeconds,
+        MaxAttempts: expressThrottleRetry.maxAttempts,
+        BackoffRate: expressThrottleRetry.backoffRate,
+        MaxDelaySeconds: expressThrottleRetry.maxDelaySeconds,
         JitterStrategy: 'FULL',
       },
       TRANSIENT_RETRY,
     ]);
-    expect(
-      worstCaseSeconds({ ...states.RunInference!, Retry: states.RunInference!.Retry!.slice(0, 1) }),
-    ).toBeLessThan(3600);
   });
 
-  it('invokes functions directly (payload only), never through a callback', () => {
-    for (const [name, task] of tasks) {
-      expect(task.Resource, name).toMatch(/^\$\{Token\[\w+\.Arn\]\}$/);
+  it.each(
+    lambdaTasks.map(([name]) => name).filter((name) => !['SettleLastResort', 'RunInference'].includes(name)),
+  )('%s retries the transient errors first, with full jitter', (name) => {
+    expect(states[name]?.Retry?.[0]).toEqual(TRANSIENT_RETRY);
+  });
+
+  it('invokes functions directly (payload only), never through a callback or .sync', () => {
+    for (const [name, task] of lambdaTasks) expect(task.Resource, name).toMatch(/^\$\{Token\[\w+\.Arn\]\}$/);
+    for (const text of [definitionString, followUpMachine.definitionString]) {
+      expect(text).not.toContain('waitForTaskToken');
+      expect(text).not.toContain('.sync');
     }
-    expect(definitionString).not.toContain('waitForTaskToken');
   });
 
   it('uses nothing the local runner cannot execute', () => {
-    expect(definition.QueryLanguage).toBeUndefined();
-    for (const forbidden of ['JSONata', 'Assign', 'Arguments', 'ItemProcessor', 'DISTRIBUTED', '{%']) {
-      expect(definitionString).not.toContain(forbidden);
+    for (const text of [definitionString, followUpMachine.definitionString]) {
+      for (const forbidden of ['JSONata', 'Assign', 'Arguments', 'ItemProcessor', 'DISTRIBUTED', '{%']) {
+        expect(text).not.toContain(forbidden);
+      }
     }
   });
 });

@@ -154,6 +154,10 @@ export function inputsSummary(
       `(CPU in proportion to memory, ${ESTIMATES.lambdaMbPerVcpu} MB a vCPU, the bench's work on ${ESTIMATES.benchVcpus}; tools/cost/estimates.ts).`,
     `- Photo ${kb(bench.sizes.operations[operations[0]!].sourceBytes)} (the bench's 12 MP JPEG); result files ` +
       `${perOperation((operation) => kb(benchFigures(bench, operation).filesBytes))}; ${stamp(bench.sizes)}.`,
-    `- Polling client (JOB_POLLING of client/index.ts): GET /jobs/{id} ${perOperation(jobPolls)} times; every request traced by X-Ray (tools/cost/estimates.ts).`,
+    `- Polling client (JOB_POLLING of client/index.ts): GET /jobs/{id} ${perOperation(jobPolls)} times; ${
+      workflow.tracing || Object.values(facts.functions).some((fn) => fn.tracing)
+        ? 'every request traced by X-Ray (tools/cost/estimates.ts)'
+        : 'no request traced by X-Ray (PhotoJobsProps.tracing)'
+    }.`,
   ].join('\n');
 }

@@ -10,7 +10,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { dynamodbClient } from '#aws/clients.ts';
 import { systemClock, tableAdapters } from '#aws/wiring.ts';
 import { parseConfig } from '#config';
@@ -20,9 +19,10 @@ import { STORAGE_PREFIXES } from '#core/storage-layout.ts';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { createClient, type JobEnvelope } from '../../client/index.ts';
 import { synthesizeTemplates } from '../../lib/app.ts';
-import { ADMIN_ACCESS_KEY, LOCAL_ADMIN_CREDENTIALS } from '../../local/iam.ts';
+import { ADMIN_ACCESS_KEY } from '../../local/iam.ts';
 import type { StandInCall } from '../../local/observe.ts';
 import { startLocalStack } from '../../local/stack.ts';
+import { localRunningExecutions } from '../../local/stepfunctions.ts';
 import { readAssemblyTemplates } from '../../local/template.ts';
 import { markedPhoto } from '../../test/support/marker-vision.ts';
 import { writeUnits } from './dynamodb-units.ts';
@@ -81,19 +81,11 @@ async function traceOn(assemblyDir: string, facts: TemplateFacts): Promise<Trace
     const table = tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) });
     const { key } = await createApiKey({ ...table, clock: systemClock }, { credits: 1000 });
     const client = createClient({ baseUrl: stack.baseUrl, apiKey: key });
-    const sfn = new SFNClient({
-      endpoint: stack.endpoints.sfn,
-      region: 'us-east-1',
-      credentials: LOCAL_ADMIN_CREDENTIALS,
-    });
+    // Express executions are listed by no AWS call: the stand-in is asked directly.
     const idle = async () => {
       for (;;) {
-        const lists = await Promise.all(
-          stack.endpoints.stateMachines.map((stateMachineArn) =>
-            sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING' })),
-          ),
-        );
-        if (lists.every((list) => (list.executions ?? []).length === 0)) return;
+        const { running, invoking } = await localRunningExecutions(stack.endpoints.sfn);
+        if (running.length === 0 && invoking === 0) return;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
@@ -129,7 +121,6 @@ async function traceOn(assemblyDir: string, facts: TemplateFacts): Promise<Trace
         phases: summarize(observed, logs, phaseOf, photoBytes, facts),
       };
     }
-    sfn.destroy();
     failed = false;
     return {
       traced: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,

@@ -19,6 +19,8 @@ export interface OperationResult {
   plateHidden?: boolean;
   /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
   composition?: Composition;
+  /** Called once the caller has stored `files` under the `resultPrefix` it passed (the inference cache). */
+  stored?: () => Promise<void>;
 }
 
 /** The vision engine behind the inference step; one implementation per model runtime. */
@@ -32,6 +34,8 @@ export interface OperationRunner {
       background: Buffer | null;
       /** The job's owner; only the inference cache reads it. */
       tenant?: string;
+      /** Where the caller stores the produced files; the inference cache points at them there. */
+      resultPrefix?: string;
     },
   ): Promise<OperationResult>;
 }
@@ -59,7 +63,8 @@ export interface InferenceResult {
  *    is GoneError (410), which fails the job and releases its credits.
  * 2. Run the operation; with `require_plate`, a result that leaves a plate looking readable is
  *    PlateNotFoundError (803), which fails the job and releases its credits, before anything is stored.
- * 3. Store every produced file under the job's result prefix and describe them as the job output.
+ * 3. Store every produced file under the job's result prefix (the one copy: the inference cache points at
+ *    it) and describe them as the job output.
  */
 export async function runInference(
   deps: { objects: ObjectStore; runner: OperationRunner },
@@ -77,6 +82,7 @@ export async function runInference(
     params: order.params,
     background,
     ...(order.ownerId ? { tenant: order.ownerId } : {}),
+    resultPrefix: order.resultPrefix,
   });
   // Checked here, not in the operation: a cached result (computed without the option) is judged the same.
   if (order.params.requirePlate && result.plateHidden === false) {
@@ -96,6 +102,7 @@ export async function runInference(
     files.push({ name: file.name, key, contentType: file.contentType, bytes: file.bytes.length });
     for (const role of file.roles) output[role] = resultPath(order.jobId, file.name);
   }
+  await result.stored?.();
   if (result.analysis) output.analysis = result.analysis;
   if (result.plates) {
     output.plates_detected = result.plates.length;

@@ -1,14 +1,14 @@
 import type { Batch } from '../batches/batch.ts';
 import type { Job, JobError } from '../jobs/job.ts';
 import { failJob } from '../jobs/transitions.ts';
-import type { ActiveWork, ArchiveWorkflow, WorkflowStarter, WorkflowStates } from '../ports.ts';
+import type { ActiveWork, ArchiveWorkflow, WorkflowStarter } from '../ports.ts';
 import { advanceBatch, type BatchDeps } from './advance-batch.ts';
 import { unpackExecution } from './create-batch.ts';
 import { failUnpacking } from './unpack-batch.ts';
 import { settlementOf, updateJob } from './update-job.ts';
 
 export interface SweepDeps extends BatchDeps {
-  workflow: WorkflowStarter & WorkflowStates;
+  workflow: WorkflowStarter;
   archiveWorkflow: ArchiveWorkflow;
   active: ActiveWork;
 }
@@ -20,6 +20,8 @@ export interface SweepDeps extends BatchDeps {
  */
 export const DEADLINES = {
   queuedMs: 2 * 60_000,
+  /** A job still queued this long after its creation was started again often enough: it is failed. */
+  queuedGiveUpMs: 30 * 60_000,
   processingMs: 30 * 60_000,
   unpackingMs: 2 * 60_000,
   quietBatchMs: 2 * 60_000,
@@ -41,8 +43,9 @@ export interface SweepReport {
  * Find work that has not moved past its deadline and move it on (scheduled every few minutes in AWS,
  * every minute and at start locally). Every write is conditional on the record's version, and every
  * start names its execution, so two sweepers running at once move each thing once:
- * 1. A job queued past its deadline whose execution does not exist is started again (same execution
- *    name: a no-op if it exists); one whose execution ended without moving it is failed.
+ * 1. A job queued past its deadline is started again: the job workflow is Express, whose executions can
+ *    be neither looked up nor told apart by name, and whose steps leave a repeated run without effect.
+ *    One queued past the give-up deadline (its runs ended without moving it) is failed.
  * 2. A job processing past the workflow's bound is failed with `error.code` 500 and its reservation
  *    released, in one versioned write; a batch item's batch is told, as settlement would.
  * 3. A batch unpacking past its deadline gets its unpacking started again, or failed when that
@@ -68,10 +71,9 @@ export async function sweepStuck(deps: SweepDeps): Promise<SweepReport> {
 async function sweepJob(deps: SweepDeps, job: Job, now: number): Promise<'restarted' | 'failed' | null> {
   const attempt = job.retries + 1;
   if (job.status === 'queued') {
-    if (now - Date.parse(job.createdAt) < DEADLINES.queuedMs) return null;
-    const state = await deps.workflow.state(job.id, attempt);
-    if (state === 'running') return null;
-    if (state === 'missing') {
+    const queued = now - Date.parse(job.createdAt);
+    if (queued < DEADLINES.queuedMs) return null;
+    if (queued < DEADLINES.queuedGiveUpMs) {
       await deps.workflow.start(job.id, attempt);
       return 'restarted';
     }

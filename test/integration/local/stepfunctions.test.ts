@@ -387,6 +387,91 @@ describe('startLocalStepFunctions', () => {
   });
 });
 
+describe('startLocalStepFunctions (Express, and one machine starting another)', () => {
+  const counted: string[] = [];
+  const express = {
+    StartAt: 'Count',
+    States: {
+      Count: { Type: 'Task', Resource: fn('count-run'), ResultPath: null, Next: 'HandOff' },
+      HandOff: {
+        Type: 'Task',
+        Resource: 'arn:aws:states:::states:startExecution',
+        Parameters: {
+          StateMachineArn: machineArn('later'),
+          'Name.$': "States.Format('{}-later', $$.Execution.Name)",
+          Input: { 'from.$': '$$.Execution.Name' },
+        },
+        Retry: [{ ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException'], MaxAttempts: 0 }],
+        Catch: [{ ErrorEquals: ['StepFunctions.ExecutionAlreadyExistsException'], Next: 'Taken' }],
+        End: true,
+      },
+      Taken: { Type: 'Succeed' },
+    },
+  };
+  const later = {
+    StartAt: 'Wait',
+    States: {
+      Wait: { Type: 'Wait', Seconds: 3600, Next: 'Later' },
+      Later: { Type: 'Task', Resource: fn('later'), End: true },
+    },
+  };
+  let stack: Awaited<ReturnType<typeof startLocalStepFunctions>>;
+  let sfn: SFNClient;
+  beforeAll(async () => {
+    stack = await startLocalStepFunctions({
+      stateMachines: { [machineArn('express')]: express, [machineArn('later')]: later },
+      types: { [machineArn('express')]: 'EXPRESS' },
+      repeatExpressTasks: true,
+      retryIntervalScale: 0,
+      invoke: async (arn, payload, started) => {
+        started();
+        counted.push(arn === fn('later') ? `later:${(payload as { from: string }).from}` : 'run');
+        return null;
+      },
+    });
+    sfn = new SFNClient({
+      endpoint: stack.endpoint,
+      region: 'us-east-1',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+  });
+  afterAll(async () => {
+    sfn.destroy();
+    await stack.close();
+  });
+
+  it('starts another execution for every StartExecution of an Express machine, a repeated name too', async () => {
+    const start = () =>
+      sfn.send(
+        new StartExecutionCommand({ stateMachineArn: machineArn('express'), name: 'job-7-1', input: '{}' }),
+      );
+    const [first, second] = [await start(), await start()];
+    expect(first.executionArn).not.toBe(second.executionArn);
+    expect(first.executionArn).toMatch(/^arn:aws:states:us-east-1:000000000000:express:express:job-7-1:/);
+    await stack.idle();
+    // Each task of each run ran twice (at least once, as Express promises), and the Standard machine they
+    // both handed over to, by one name, ran once.
+    expect(counted.filter((call) => call === 'run')).toHaveLength(4);
+    expect(counted.filter((call) => call.startsWith('later:'))).toEqual(['later:job-7-1']);
+  });
+
+  it('answers DescribeExecution, StopExecution and ListExecutions of Express as AWS does: not supported', async () => {
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: machineArn('express'), input: '{}' }),
+    );
+    await stack.idle();
+    await expect(sfn.send(new DescribeExecutionCommand({ executionArn }))).rejects.toMatchObject({
+      name: 'InvalidArn',
+    });
+    await expect(sfn.send(new StopExecutionCommand({ executionArn }))).rejects.toMatchObject({
+      name: 'InvalidArn',
+    });
+    await expect(
+      sfn.send(new ListExecutionsCommand({ stateMachineArn: machineArn('express') })),
+    ).rejects.toMatchObject({ name: 'StateMachineTypeNotSupported' });
+  });
+});
+
 describe('startLocalStepFunctions (definitions it cannot run faithfully)', () => {
   it('refuses JSONata and Assign instead of silently ignoring them', async () => {
     const invoke = async () => null;

@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { ListExecutionsCommand, SFNClient } from '@aws-sdk/client-sfn';
 import { systemClock, tableAdapters } from '#aws/wiring.ts';
 import { parseConfig } from '#config';
 import { createApiKey } from '#core/use-cases/create-api-key.ts';
 import { LOCAL_ADMIN_CREDENTIALS } from '../../../local/iam.ts';
 import { LOCAL_BUCKET, LOCAL_TABLE, readRunningStack } from '../../../local/stack.ts';
+import { localRunningExecutions } from '../../../local/stepfunctions.ts';
 import { plainAssembly } from '../../support/assembly.ts';
 import { eventually } from '../../support/eventually.ts';
 import { expectDocumented } from './contract.ts';
@@ -284,25 +284,12 @@ export async function adminDynamo(server: RunningServer): Promise<DynamoDBClient
 export async function untilWorkflowsIdle(server: RunningServer, timeoutMs = 60_000): Promise<void> {
   const endpoints = await readRunningStack(server.dataDir);
   if (!endpoints) throw new Error('the local stack published no endpoints');
-  const sfn = new SFNClient({
-    endpoint: endpoints.sfn,
-    region: 'us-east-1',
-    credentials: LOCAL_ADMIN_CREDENTIALS,
-  });
-  const running = async () => {
-    const lists = await Promise.all(
-      endpoints.stateMachines.map((stateMachineArn) =>
-        sfn.send(new ListExecutionsCommand({ stateMachineArn, statusFilter: 'RUNNING' })),
-      ),
-    );
-    return lists.flatMap((list) => list.executions ?? []).map((execution) => execution.name);
-  };
+  // Express executions are listed by no AWS call: the stand-in is asked directly (local/stepfunctions.ts).
+  const running = async () => (await localRunningExecutions(endpoints.sfn)).running;
   const left = await eventually(running, (names) => names.length === 0, { timeoutMs });
-  sfn.destroy();
   if (left.length > 0) throw new Error(`workflow executions still running: ${left.join(', ')}`);
 }
 
-/** The bytes of a result or mask URL that the API answered with (a path under the server's origin). */
 export async function downloadFile(server: RunningServer, url: string): Promise<Buffer> {
   return Buffer.from(await (await fetch(`${server.origin}${url}`)).arrayBuffer());
 }

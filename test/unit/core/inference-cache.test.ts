@@ -35,7 +35,19 @@ function setup() {
     },
   };
   let modelKey = 'models-a';
-  const cached = cachedRunner(runner, { objects, modelKey: () => modelKey });
+  const cache = cachedRunner(runner, { objects, modelKey: () => modelKey });
+  let jobs = 0;
+  // As runInference uses it: each job stores the files under its own results/, then says so.
+  const cached: OperationRunner = {
+    async run(operation, input) {
+      const resultPrefix = `results/job_${++jobs}/`;
+      const result = await cache.run(operation, { ...input, resultPrefix });
+      for (const file of result.files)
+        await objects.put(`${resultPrefix}${file.name}`, file.bytes, file.contentType);
+      await result.stored?.();
+      return result;
+    },
+  };
   const input = {
     source: Buffer.from('photo'),
     sourceSha256: 'abc',
@@ -98,6 +110,28 @@ describe('inference cache', () => {
     setModelKey('models-b');
     expect((await cached.run('plate', input)).inferenceCached).toBe(false);
     expect(runs()).toBe(2);
+  });
+
+  it("keeps one copy of a result: the entry points at the first job's files, not a second copy", async () => {
+    const { cached, input, stored } = setup();
+    await cached.run('plate', input);
+    expect([...stored.keys()].filter((key) => key.endsWith('result.jpg'))).toEqual([
+      'results/job_1/result.jpg',
+    ]);
+    stored.delete('results/job_1/result.jpg'); // expired or deleted with its job
+    expect((await cached.run('plate', input)).inferenceCached).toBe(false);
+  });
+
+  it('remembers nothing for a caller that does not store the files', async () => {
+    const { input, runs } = setup();
+    const { store: objects } = memoryObjects();
+    const runner: OperationRunner = {
+      run: async () => ({ files: [], modelVersion: {}, inferenceCached: false }),
+    };
+    const cache = cachedRunner(runner, { objects, modelKey: () => 'm' });
+    await cache.run('plate', input);
+    expect((await cache.run('plate', input)).inferenceCached).toBe(false);
+    expect(runs()).toBe(0);
   });
 
   it('treats an entry whose files have expired as a miss', async () => {

@@ -58,7 +58,6 @@ function setup() {
     aJob('job_fresh', { createdAt: new Date(T0 + DEADLINES.processingMs).toISOString() }),
   ];
   for (const job of jobs) store.stored.set(job.id, job);
-  const existing = new Set(['job_fresh-1', 'job_hung-1']);
   let now = T0;
   const active: ActiveWork = {
     activeJobs: async () =>
@@ -72,11 +71,7 @@ function setup() {
     batches: memoryBatches(store).repository,
     workflow: {
       async start(jobId: string, attempt: number) {
-        existing.add(`${jobId}-${attempt}`);
         store.started.push({ jobId, attempt });
-      },
-      async state(jobId: string, attempt: number) {
-        return existing.has(`${jobId}-${attempt}`) ? ('running' as const) : ('missing' as const);
       },
     },
     active,
@@ -98,25 +93,29 @@ describe('sweepStuck', () => {
     expect(t.store.started).toEqual([]);
   });
 
-  it('starts a lost execution again and fails a hung job once, releasing its credits once, with two sweepers at the same time', async () => {
+  it('starts a lost job again under its attempt, and fails it once it has been queued past the give-up deadline', async () => {
     const t = setup();
-    t.at(DEADLINES.processingMs + 5000);
+    t.at(DEADLINES.queuedMs + 5000);
     const [a, b] = await Promise.all([sweepStuck(t.deps), sweepStuck(t.deps)]);
-    // Both may ask for the lost job's execution: it has one name, so it runs once.
+    // Express runs are not told apart by name: both sweepers may start one; each names the same attempt.
     expect(new Set(t.store.started.map((s) => `${s.jobId}-${s.attempt}`))).toEqual(new Set(['job_lost-1']));
     expect([...a.restarted, ...b.restarted].every((id) => id === 'job_lost')).toBe(true);
-    expect([...a.failed, ...b.failed]).toEqual(['job_hung']);
-    expect(t.store.stored.get('job_hung')).toMatchObject({
-      status: 'failed',
-      error: STUCK_ERROR,
-      chargedCredits: 0,
-    });
-    expect(t.store.stored.get('job_fresh')!.status).toBe('queued');
-    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+    expect([...a.failed, ...b.failed]).toEqual([]);
 
-    // Once its execution exists, a sweeper leaves the lost job to it; nothing is released twice.
-    const again = await sweepStuck(t.deps);
-    expect(again.failed).toEqual([]);
-    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+    t.at(DEADLINES.queuedGiveUpMs + 5000);
+    const [c, d] = await Promise.all([sweepStuck(t.deps), sweepStuck(t.deps)]);
+    expect([...c.failed, ...d.failed].sort()).toEqual(['job_hung', 'job_lost']);
+    for (const id of ['job_hung', 'job_lost'])
+      expect(t.store.stored.get(id)).toMatchObject({
+        status: 'failed',
+        error: STUCK_ERROR,
+        chargedCredits: 0,
+      });
+    expect(t.store.stored.get('job_fresh')!.status).toBe('queued');
+    expect(t.store.balances.get('key_1')).toEqual({ available: 10, reserved: 5, usedTotal: 0 });
+
+    // Nothing is released twice.
+    expect((await sweepStuck(t.deps)).failed).toEqual([]);
+    expect(t.store.balances.get('key_1')).toEqual({ available: 10, reserved: 5, usedTotal: 0 });
   });
 });
