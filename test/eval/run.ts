@@ -35,6 +35,7 @@ import { writeContactSheet } from './contact-sheet.ts';
 import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
 import { evalMainCarDavis, mainCarDavisReport } from './main-car-davis.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
+import { evalPlateFills } from './plate-fills.ts';
 import { evalPlateLadder } from './plate-ladder.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
@@ -59,6 +60,7 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
+  if (parts.has('plate-fills')) await evalPlateFills(evalDir, models, outDir);
   if (parts.has('plate-ladder')) console.log(await evalPlateLadder(evalDir, models, outDir));
   if (parts.has('analysis')) await evalAnalysis(evalDir, outDir);
   if (parts.has('backgrounds')) {
