@@ -228,25 +228,80 @@ export function reportFills(photos: readonly PhotoFills[], fills: readonly Class
     );
     lines.push(`| ${cause} | ${of.length} | ${where.join('; ')} |`);
   }
-  const margins = photos.flatMap((p) =>
+  const margins = marginsOf(photos, fills);
+  const beyond = margins.map((m) => m.beyond).sort((a, b) => a - b);
+  const inset = margins.map((m) => m.inset).sort((a, b) => a - b);
+  lines.push(
+    '',
+    `Fills beyond their plate's labelled box (${margins.length} plates found), largest side, in plate heights: ` +
+      `${spread(beyond)}. Label corners left uncovered (a side inside the label by > 0.1 plate height): ` +
+      `${inset.filter((v) => v > 0.1).length} (inset p95 ${f2(quantile(inset, 0.95))}, max ${f2(inset.at(-1) ?? Number.NaN)}).`,
+    '',
+    'For docs/quality.md:',
+    '',
+    docsTable(photos, fills),
+  );
+  return lines.join('\n');
+}
+
+const f2 = (v: number) => v.toFixed(2);
+const spread = (sorted: readonly number[]) =>
+  `p50 ${f2(quantile(sorted, 0.5))}, p95 ${f2(quantile(sorted, 0.95))}, max ${f2(sorted.at(-1) ?? Number.NaN)}`;
+
+/** The margins of every labelled plate the fills hide, with the photo's source. */
+function marginsOf(photos: readonly PhotoFills[], fills: readonly ClassedFill[]) {
+  return photos.flatMap((p) =>
     p.labels.flatMap((label, i) => {
       const on = fills
         .filter((f) => f.photo === p && f.classed.kind === 'plate' && f.classed.label === i)
         .map((f) => f.box);
-      return on.length > 0 && hidden(on, label) ? [fillMargin(on, label)] : [];
+      return on.length > 0 && hidden(on, label) ? [{ source: p.source, ...fillMargin(on, label) }] : [];
     }),
   );
-  const beyond = margins.map((m) => m.beyond).sort((a, b) => a - b);
-  const inset = margins.map((m) => m.inset).sort((a, b) => a - b);
-  const f2 = (v: number) => v.toFixed(2);
-  lines.push(
-    '',
-    `Fills beyond their plate's labelled box (${margins.length} plates found), largest side, in plate heights: ` +
-      `p50 ${f2(quantile(beyond, 0.5))}, p95 ${f2(quantile(beyond, 0.95))}, max ${f2(beyond.at(-1) ?? Number.NaN)}. ` +
-      `Label corners left uncovered (a side inside the label by > 0.1 plate height): ${inset.filter((v) => v > 0.1).length} ` +
-      `(inset p95 ${f2(quantile(inset, 0.95))}, max ${f2(inset.at(-1) ?? Number.NaN)}).`,
-  );
-  return lines.join('\n');
+}
+
+/** The same figures, a column a source, with the causes counted in the non-plate cell. */
+function docsTable(photos: readonly PhotoFills[], fills: readonly ClassedFill[]): string {
+  const sources = [...PLATE_SOURCES, ...PLATELESS_SOURCES].filter((s) => photos.some((p) => p.source === s));
+  const margins = marginsOf(photos, fills);
+  const cells = sources.map((source) => {
+    const n = photos.filter((p) => p.source === source).length;
+    const here = fills.filter((f) => f.photo.source === source);
+    const other = here.filter((f) => f.classed.kind === 'other plate').length;
+    const causes = new Map<string, number>();
+    for (const f of here) {
+      const cause =
+        f.classed.kind === 'non-plate'
+          ? f.classed.cause
+          : f.classed.kind === 'not looked at'
+            ? 'not looked at'
+            : '';
+      if (cause) causes.set(cause, (causes.get(cause) ?? 0) + 1);
+    }
+    const bad = [...causes.values()].reduce((a, b) => a + b, 0);
+    const [lo, hi] = wilson(Math.min(bad, n), n);
+    const beyond = margins
+      .filter((m) => m.source === source)
+      .map((m) => m.beyond)
+      .sort((a, b) => a - b);
+    return {
+      head: `${source} (${n})`,
+      other: `${(other / n).toFixed(3)} (${other})`,
+      bad: `${(bad / n).toFixed(3)} [${lo.toFixed(3)}, ${hi.toFixed(3)}]${bad ? `: ${[...causes].map(([c, k]) => `${c} ${k}`).join(', ')}` : ''}`,
+      beyond: beyond.length
+        ? `${f2(quantile(beyond, 0.5))} / ${f2(quantile(beyond, 0.95))} / ${f2(beyond.at(-1)!)}`
+        : '-',
+    };
+  });
+  const row = (name: string, key: keyof (typeof cells)[number]) =>
+    `| ${name} | ${cells.map((c) => c[key]).join(' | ')} |`;
+  return [
+    row('per photo (photos)', 'head'),
+    `|---|${cells.map(() => '---|').join('')}`,
+    row("fills on other cars' plates", 'other'),
+    row('non-plate fills [95%] (≤ 0.03): causes', 'bad'),
+    row('fill beyond its plate, plate heights p50 / p95 / max', 'beyond'),
+  ].join('\n');
 }
 
 /** Each fill off the labels with its context (three fill sizes about it, at least 160 px), outlined in red. */
