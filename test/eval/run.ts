@@ -4,6 +4,8 @@
  *    (test/eval/plates.ts).
  * 1b. Plates, leave one source out (eu, us, br, ro, in; interiors and side views without plates): the
  *    rule chosen on the other sources, figures on the one held out (test/eval/plate-sources.ts).
+ * 1b'. Plates, every fill of the shipped finder on those sources by what it lies on: the labelled plate,
+ *    another car's plate, or a non-plate fill with its cause, and fills' margins (test/eval/plate-fills.ts).
  * 1c. Plates, the scale ladder (issue 34): each plate found at its own size, shrunk to 60-10 px high in a
  *    4000x3000 street or car-park frame; recall per rung (test/eval/plate-ladder.ts).
  * 2. analyze: held-out figures per source with 95% intervals and the 800 rate per source
@@ -35,6 +37,7 @@ import { writeContactSheet } from './contact-sheet.ts';
 import { evalExteriorCheck, exteriorCheckReport } from './exterior-check.ts';
 import { evalMainCarDavis, mainCarDavisReport } from './main-car-davis.ts';
 import { davisReport, evalDavis } from './masks-davis.ts';
+import { evalPlateFills } from './plate-fills.ts';
 import { evalPlateLadder } from './plate-ladder.ts';
 import { evalPlateSources } from './plate-sources.ts';
 import { evalPlates } from './plates.ts';
@@ -49,16 +52,17 @@ if (!existsSync(path.join(evalDir, 'photos.csv')) || !existsSync(path.join(evalD
   console.log(`No evaluation data at ${evalDir} (see ../shared/eval/README.md): nothing to evaluate.`);
 } else {
   const models = modelCache({});
-  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, plate-ladder, analysis, backgrounds,
+  // PHOTO_JOBS_EVAL=backgrounds (a comma list of plates, plate-sources, plate-fills, plate-ladder, analysis, backgrounds,
   // studio, refusals, exterior-check, car-boxes) runs only those parts.
   const parts = new Set(
     (
       process.env.PHOTO_JOBS_EVAL ??
-      'plates,plate-sources,plate-ladder,analysis,backgrounds,studio,refusals,exterior-check,car-boxes'
+      'plates,plate-sources,plate-fills,plate-ladder,analysis,backgrounds,studio,refusals,exterior-check,car-boxes'
     ).split(','),
   );
   if (parts.has('plates')) await evalPlates(evalDir, models);
   if (parts.has('plate-sources')) await evalPlateSources(evalDir, models, outDir);
+  if (parts.has('plate-fills')) await evalPlateFills(evalDir, models, outDir);
   if (parts.has('plate-ladder')) console.log(await evalPlateLadder(evalDir, models, outDir));
   if (parts.has('analysis')) await evalAnalysis(evalDir, outDir);
   if (parts.has('backgrounds')) {
