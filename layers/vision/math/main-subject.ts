@@ -65,7 +65,7 @@ export interface MainSubjectOptions {
    * Nothing of the car reaches further than this share of its box outside the box: pixels beyond are
    * another object joined to the car (a car behind it that NanoDet missed, a wall, a person leaning on it).
    * Wide enough for a roof antenna, a roof box, an open door, and NanoDet's box stopping short of a car
-   * the photo's edge cuts (0.15 at the sides cut a listing Daewoo's own rear, docs/decisions/pending-studio-main-car.md).
+   * the photo's edge cuts (0.15 at the sides cut a listing Daewoo's own rear, docs/decisions/0062-the-main-car-whole-and-only-it.md).
    */
   readonly reach?: number;
   /**
