@@ -15,7 +15,7 @@ import {
   storageName,
   usableAsset,
 } from '#core/files/assets.ts';
-import { pageOf, parseFileId, parsePageQuery } from '#core/files/files.ts';
+import { pageOf, parsePageQuery } from '#core/files/files.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
@@ -95,20 +95,6 @@ describe('file listing query', () => {
     { before: '99999999999999999' },
   ])('answers 400 to %o', (query) => {
     expect(() => parsePageQuery(query)).toThrow(BadRequestError);
-  });
-});
-
-describe('file id in the path', () => {
-  it('is a positive integer', () => {
-    expect(parseFileId('17')).toBe(17);
-  });
-
-  it.each(['abc', '0', '1.0', '', ' 7', '-3'])('answers 400 to %j', (raw) => {
-    expect(() => parseFileId(raw)).toThrow(BadRequestError);
-  });
-
-  it('answers 400 when missing', () => {
-    expect(() => parseFileId(undefined)).toThrow(BadRequestError);
   });
 });
 
