@@ -2,13 +2,9 @@ import middy from '@middy/core';
 import { logger, observability, recordInferenceDuration } from '#aws/observability.ts';
 import type { Config } from '#config';
 import type { Operation } from '#core/jobs/operations.ts';
+import type { OperationRunner } from '#core/ports.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
-import {
-  type InferenceResult,
-  type OperationRunner,
-  runInference,
-  type WorkOrder,
-} from '#core/use-cases/run-inference.ts';
+import { type InferenceResult, runInference, type WorkOrder } from '#core/use-cases/run-inference.ts';
 import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
 import { inferenceDeps } from '#wiring/inference.ts';
 

@@ -1,6 +1,6 @@
-import { assetResource } from '#core/files/assets.ts';
+import { assetResource } from '#core/files/asset-rules.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';
-import { createAsset } from '#core/use-cases/assets.ts';
+import { createAsset } from '#core/use-cases/create-asset.ts';
 import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 import { apiHandler } from '../api-handler.ts';

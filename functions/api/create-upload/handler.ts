@@ -1,5 +1,5 @@
 import { uploadResource } from '#core/uploads/upload.ts';
-import { createUpload } from '#core/use-cases/uploads.ts';
+import { createUpload } from '#core/use-cases/create-upload.ts';
 import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 import { apiHandler } from '../api-handler.ts';

@@ -1,4 +1,4 @@
-import { deleteFile } from '#core/use-cases/files.ts';
+import { deleteFile } from '#core/use-cases/delete-file.ts';
 import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 import { apiHandler } from '../api-handler.ts';

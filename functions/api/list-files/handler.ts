@@ -1,5 +1,5 @@
 import { fileResource, parsePageQuery } from '#core/files/files.ts';
-import { listFiles } from '#core/use-cases/files.ts';
+import { listFiles } from '#core/use-cases/list-files.ts';
 import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
 import { apiHandler } from '../api-handler.ts';

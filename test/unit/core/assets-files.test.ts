@@ -6,7 +6,7 @@ import {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '#core/errors.ts';
-import type { Asset } from '#core/files/asset.ts';
+import type { Asset } from '#core/files/asset-record.ts';
 import {
   cleanOriginalName,
   nameFromUrl,
@@ -14,13 +14,15 @@ import {
   originalNameOr,
   storageName,
   usableAsset,
-} from '#core/files/assets.ts';
+} from '#core/files/asset-rules.ts';
 import { pageOf, parsePageQuery } from '#core/files/files.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
-import { createAsset } from '#core/use-cases/assets.ts';
-import { deleteFile, listFiles, registerResultFiles } from '#core/use-cases/files.ts';
+import { createAsset } from '#core/use-cases/create-asset.ts';
+import { deleteFile } from '#core/use-cases/delete-file.ts';
+import { listFiles } from '#core/use-cases/list-files.ts';
+import { registerResultFiles } from '#core/use-cases/register-result-files.ts';
 import { aJob } from './fixtures.ts';
 import { memoryFiles, memoryObjects } from './memory-ports.ts';
 

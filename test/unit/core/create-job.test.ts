@@ -9,14 +9,15 @@ import {
   TransientError,
   UnsupportedMediaTypeError,
 } from '#core/errors.ts';
-import type { Asset } from '#core/files/asset.ts';
+import type { Asset } from '#core/files/asset-record.ts';
 import type { JobRequest, UploadedFile } from '#core/jobs/input.ts';
 import type { JobRoute } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AccountRepository, AssetRepository, WorkflowStarter } from '#core/ports.ts';
 import { type CreateJobDeps, createJob } from '#core/use-cases/create-job.ts';
-import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import { prepareJob } from '#core/use-cases/prepare-job.ts';
+import { settleJob } from '#core/use-cases/settle-job.ts';
 import { pngClaiming } from './fixtures.ts';
 import { memoryObjects, memoryStore } from './memory-ports.ts';
 

@@ -6,8 +6,8 @@ import { FileIdSchema, PageQuerySchema, parsePageQuery } from '#core/files/files
 import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
+import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
-import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { pathParameters as fileParameters } from '../../../functions/api/delete-file/schema.ts';
 import { pathParameters as resultParameters } from '../../../functions/api/get-result/schema.ts';
