@@ -5,6 +5,7 @@
  */
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { ENDPOINTS } from './endpoints.ts';
+import { contract as pages } from './get-page/schema.ts';
 
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -26,13 +27,10 @@ export const routes: readonly RouteEntry[] = Object.entries(ENDPOINTS).flatMap((
 
 /** The web console and the API reference: static pages outside `/api/v1`, served by one function. */
 export const pageHandler = 'functions/api/get-page/handler.ts';
-export const pageRoutes: readonly RouteEntry[] = [
-  '/',
-  '/docs',
-  '/console/{file}',
-  '/docs/{file}',
-  '/docs/vendor/{file}',
-].map((path) => ({ method: 'GET', path, handler: pageHandler }));
+export const pageRoutes: readonly RouteEntry[] = Object.keys(pages.operations).map((key) => {
+  const [method, path] = key.split(' ') as [RouteMethod, string];
+  return { method, path, handler: pageHandler };
+});
 
 /** HEAD wherever GET works (an HTTP API route matches one method only): the handler answers it as GET, bodiless. */
 export const methodsOf = (route: RouteEntry): readonly string[] =>

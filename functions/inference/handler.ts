@@ -1,14 +1,10 @@
 import middy from '@middy/core';
 import { logger, observability, recordInferenceDuration } from '#aws/observability.ts';
-import type { Config } from '#config';
+import { type Config, oncePerConfig } from '#config';
 import type { Operation } from '#core/jobs/operations.ts';
+import type { OperationRunner } from '#core/ports.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
-import {
-  type InferenceResult,
-  type OperationRunner,
-  runInference,
-  type WorkOrder,
-} from '#core/use-cases/run-inference.ts';
+import { type InferenceResult, runInference, type WorkOrder } from '#core/use-cases/run-inference.ts';
 import { modelKeyOf, onnxOperationRunner } from '#vision/operation-runner.ts';
 import { inferenceDeps } from '#wiring/inference.ts';
 
@@ -20,15 +16,15 @@ export interface VisionEngine {
 
 /** The inference function over an engine: one job's run (or the reuse of an identical earlier run). */
 export function inferenceHandler(engine: VisionEngine) {
-  let runner: OperationRunner | undefined;
+  const runner = oncePerConfig((cfg) =>
+    cachedRunner(engine.runner(cfg), { objects: inferenceDeps().objects, modelKey: engine.modelKey }),
+  );
   return middy<WorkOrder, InferenceResult>()
     .use(observability((order: WorkOrder) => ({ jobId: order.jobId })))
     .handler(async (order) => {
-      const d = inferenceDeps();
-      runner ??= cachedRunner(engine.runner(d.config), { objects: d.objects, modelKey: engine.modelKey });
       const started = performance.now();
       try {
-        return await runInference({ objects: d.objects, runner }, order);
+        return await runInference({ objects: inferenceDeps().objects, runner: runner() }, order);
       } finally {
         const milliseconds = Math.round(performance.now() - started);
         recordInferenceDuration(order.operation, milliseconds);

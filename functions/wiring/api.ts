@@ -5,7 +5,7 @@ import { bucketAdapters, systemClock, tableAdapters, workflowAdapter } from '#aw
 import { type Config, config, oncePerConfig } from '#config';
 import type { Caller } from '#core/keys/caller.ts';
 import { verifiedKeys } from '#core/keys/verified-keys.ts';
-import { openUpload } from '#core/use-cases/uploads.ts';
+import { openUpload } from '#core/use-cases/open-upload.ts';
 import { fetchOutbound } from '#http/outbound.ts';
 import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { withBatchHooks } from './batch.ts';

@@ -5,8 +5,8 @@ import {
   type TransactWriteItem,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { Asset } from '#core/files/asset.ts';
-import { assetForgottenAt } from '#core/files/assets.ts';
+import type { Asset } from '#core/files/asset-record.ts';
+import { assetForgottenAt } from '#core/files/asset-rules.ts';
 import type { FileRecord } from '#core/files/files.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';

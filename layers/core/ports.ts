@@ -1,10 +1,10 @@
 import type { Batch, BatchItem } from './batches/batch.ts';
 import type { CreditAccount } from './credits/credits.ts';
 import type { LedgerEntry } from './credits/ledger.ts';
-import type { Asset } from './files/asset.ts';
+import type { Asset } from './files/asset-record.ts';
 import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
-import type { Job, JobStatus } from './jobs/job.ts';
+import type { Composition, Job, JobParams, JobStatus, Operation, PlateFound } from './jobs/job.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
 import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './limits/archive.ts';
 import type { RateWindow } from './limits/rate.ts';
@@ -326,4 +326,41 @@ export interface ActiveWork {
   activeJobs(): Promise<Job[]>;
   /** Batches unpacking or processing. */
   activeBatches(): Promise<Batch[]>;
+}
+
+// ---------------------------------------------------------------- inference
+
+/** Which field of the job output a produced file is published under. */
+export type OutputRole = 'url' | 'plate_mask_url' | 'background_mask_url' | 'mask_url';
+
+export interface OperationResult {
+  files: Array<{ name: string; roles: OutputRole[]; bytes: Buffer; contentType: string }>;
+  analysis?: Record<string, unknown>;
+  modelVersion: Record<string, string>;
+  inferenceCached: boolean;
+  /** The plates the operation filled or (`background`) found, in the result image's pixels. */
+  plates?: PlateFound[];
+  /** Background operations: whether no plate looks left readable (JobOutput.plate_hidden). */
+  plateHidden?: boolean;
+  /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
+  composition?: Composition;
+  /** Called once the caller has stored `files` under the `resultPrefix` it passed (the inference cache). */
+  stored?: () => Promise<void>;
+}
+
+/** What every operation receives: the photo, its parameters and the custom background. */
+export interface OperationInput {
+  source: Buffer;
+  sourceSha256: string;
+  params: JobParams;
+  background: Buffer | null;
+  /** The job's owner; only the inference cache reads it. */
+  tenant?: string;
+  /** Where the caller stores the produced files; the inference cache points at them there. */
+  resultPrefix?: string;
+}
+
+/** The vision engine behind the inference step; one implementation per model runtime. */
+export interface OperationRunner {
+  run(operation: Operation, input: OperationInput): Promise<OperationResult>;
 }

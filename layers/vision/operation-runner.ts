@@ -1,9 +1,8 @@
 import { ModelUnavailableError } from '#core/errors.ts';
 import { OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
-import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
+import type { OperationInput, OperationResult, OperationRunner } from '#core/ports.ts';
 import { HEADS, MODELS, type ModelId } from '#models/manifest.ts';
 import { type ModelCache, type ModelOptions, modelCache } from './models.ts';
-import type { OperationInput } from './operation-input.ts';
 import { analyzeOperation } from './operations/analyze.ts';
 import { backgroundOperation, studioBackgroundOperation } from './operations/background.ts';
 import { backgroundMaskOperation, plateMaskOperation } from './operations/masks.ts';

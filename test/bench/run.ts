@@ -24,7 +24,7 @@ import { ModelUnavailableError, ServiceError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, type Operation } from '#core/jobs/operations.ts';
 import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationResult } from '#core/ports.ts';
 import { ensureIsnetFp32Model } from '#models/isnet.ts';
 import { defaultModelSearchDirs } from '#models/locate.ts';
 import { carDetector } from '#vision/car-detector.ts';

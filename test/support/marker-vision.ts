@@ -2,7 +2,7 @@ import sharp from 'sharp';
 import { PlateNotFoundError, UnclassifiableError } from '#core/errors.ts';
 import { FRAMING_DEFAULTS } from '#core/jobs/job.ts';
 import type { Operation } from '#core/jobs/operations.ts';
-import type { OperationResult, OperationRunner } from '#core/use-cases/run-inference.ts';
+import type { OperationResult, OperationRunner } from '#core/ports.ts';
 import { type DecodedImage, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { Box, Quad } from '#vision/math/geometry.ts';
 import { assertUsableMatte, labelComponents, type Matte } from '#vision/math/matte.ts';

@@ -1,11 +1,15 @@
-/** The contract of POST /batches/{batch_id}/{action}: the action the handler checks with, and the route entry. */
+/** The contract of POST /batches/{batch_id}/{action}: the action its handler gets parsed, and the route entry. */
 import * as z from 'zod';
 import { BATCH_ACTIONS } from '#core/batches/batch.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 
-/** The path parameters only this endpoint has; the handler checks with them. */
+/** The path parameters only this endpoint has; its handler gets them parsed by these (an unknown action is 404). */
 export const pathParameters = {
-  action: z.enum(BATCH_ACTIONS).describe('Batch control operation.'),
+  action: z
+    .enum(BATCH_ACTIONS, {
+      error: (issue) => `No batch action ${issue.input}; use ${BATCH_ACTIONS.join(', ')}`,
+    })
+    .describe('Batch control operation.'),
 };
 
 export const contract = endpointContract({

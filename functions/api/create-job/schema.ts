@@ -6,6 +6,7 @@
 import * as z from 'zod';
 import { jobPath } from '#core/jobs/envelope.ts';
 import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
+import type { JobRoute, Operation } from '#core/jobs/job.ts';
 import { PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, JOB_BODY, json, location } from '#http/openapi/contract.ts';
 import { JOB_EXAMPLES, JobEnvelope, JobStatus } from '#http/schemas/job.ts';
@@ -80,6 +81,7 @@ const REPLAY =
 
 export const contract = endpointContract({
   auth: 'key-or-guest',
+  opensGuestSession: true,
   requestSchemas: { LegacyProcessForm, LegacyAnalyzeForm },
   responseSchemas: { JobCreated, LegacyProcessCreated, LegacyAnalyzeCreated },
   operations: {
@@ -159,3 +161,17 @@ export const contract = endpointContract({
     },
   },
 });
+
+/**
+ * One handler serves POST /jobs and the legacy /process and /analyze, which differ in modes and answers:
+ * each route's name and modes, by the contract's routes, so a route added there without a line here does
+ * not compile.
+ */
+export const JOB_ROUTES: Record<
+  keyof typeof contract.operations,
+  { route: JobRoute; modes?: readonly Operation[] }
+> = {
+  'POST /jobs': { route: 'jobs' },
+  'POST /process': { route: 'process', modes: LEGACY_PROCESS_MODES },
+  'POST /analyze': { route: 'analyze', modes: ['analyze'] },
+};

@@ -4,7 +4,7 @@ import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
 import { formatBytes, formatDuration, formatMegapixels, HOUR_SECONDS } from '#core/units.ts';
 import { UPLOAD_CONTENT_TYPES, UPLOAD_TTL_HOURS, UPLOAD_URL_SECONDS } from '#core/uploads/upload.ts';
-import { UploadRequestSchema } from '#core/use-cases/uploads.ts';
+import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { documentedFields, timestamp } from '#http/schemas/fields.ts';
 

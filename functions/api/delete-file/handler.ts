@@ -1,16 +1,10 @@
-import middy from '@middy/core';
-import { httpCorrelation, observability } from '#aws/observability.ts';
-import { parseFileId } from '#core/files/files.ts';
-import { deleteFile } from '#core/use-cases/files.ts';
-import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import { type HttpResult, json } from '#http/responses.ts';
+import { deleteFile } from '#core/use-cases/delete-file.ts';
+import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { apiHandler } from '../api-handler.ts';
 import { contract } from './schema.ts';
 
-export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(observability(httpCorrelation))
-  .use(httpStack({ auth: contract.auth, deps }))
-  .handler(async (event, context) => {
-    await deleteFile(deps(), context.caller, parseFileId(event.pathParameters?.file_id));
-    return json(200, { result: true });
-  });
+export const handler = apiHandler(contract, async ({ caller, path }) => {
+  await deleteFile(deps(), caller, path.file_id);
+  return json(200, { result: true });
+});

@@ -8,7 +8,7 @@ export const ResultFlag = z
   .object({ result: z.boolean() })
   .describe('Outcome of an operation without a body.');
 
-/** The path parameter only this endpoint has: the schema `parseFileId` checks with, described. */
+/** The path parameter only this endpoint has: the schema its handler gets it parsed by, described. */
 export const pathParameters = {
   file_id: documented(FileIdSchema, { description: 'File id.' }),
 };
@@ -17,6 +17,8 @@ export const contract = endpointContract({
   auth: 'key',
   responseSchemas: { ResultFlag },
   pathParameters,
+  // A file id that is no positive integer is a bad request (400), as a page cursor is, not a missing file.
+  refusedPathStatus: 400,
   operations: {
     'DELETE /files/{file_id}': {
       operationId: 'deleteFile',

@@ -1,9 +1,6 @@
-import middy from '@middy/core';
-import { httpCorrelation, observability } from '#aws/observability.ts';
-import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import type { OpenApiDocument } from '#http/openapi/generator.ts';
-import { type HttpResult, json } from '#http/responses.ts';
-import { deps } from '#wiring/api.ts';
+import { json } from '#http/responses.ts';
+import { apiHandler } from '../api-handler.ts';
 import { buildOpenApiDocument } from '../openapi.ts';
 import { contract } from './schema.ts';
 
@@ -11,10 +8,7 @@ import { contract } from './schema.ts';
 let document: OpenApiDocument | undefined;
 
 /** GET /api/v1/openapi.json: public, like the spec it describes. */
-export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(observability(httpCorrelation))
-  .use(httpStack({ auth: contract.auth, deps }))
-  .handler(async () => {
-    document ??= buildOpenApiDocument();
-    return json(200, document, { 'cache-control': 'public, max-age=300' });
-  });
+export const handler = apiHandler(contract, async () => {
+  document ??= buildOpenApiDocument();
+  return json(200, document, { 'cache-control': 'public, max-age=300' });
+});

@@ -1,12 +1,7 @@
-import middy from '@middy/core';
-import { httpCorrelation, observability } from '#aws/observability.ts';
 import { getQuota } from '#core/use-cases/account-settings.ts';
-import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import { type HttpResult, json } from '#http/responses.ts';
+import { json } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { apiHandler } from '../api-handler.ts';
 import { contract } from './schema.ts';
 
-export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(observability(httpCorrelation))
-  .use(httpStack({ auth: contract.auth, deps }))
-  .handler(async (_event, context) => json(200, await getQuota(deps(), context.caller)));
+export const handler = apiHandler(contract, async ({ caller }) => json(200, await getQuota(deps(), caller)));

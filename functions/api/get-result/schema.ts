@@ -1,15 +1,17 @@
-/** The contract of GET /results/{job_id}/{name}: the result name the handler checks with, and the route entry. */
+/** The contract of GET /results/{job_id}/{name}: the result name its handler gets parsed, and the route entry. */
 import * as z from 'zod';
 import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
+import { RESULT_NAME_PATTERN } from '#core/jobs/ids.ts';
 import { formatDuration } from '#core/units.ts';
+import { NO_SUCH_RESULT } from '#core/use-cases/result-link.ts';
 import { endpointContract, location } from '#http/openapi/contract.ts';
 import { resultsKept } from '#http/schemas/fields.ts';
 
-/** The path parameters only this endpoint has; the handler checks with them. */
+/** The path parameters only this endpoint has; its handler gets them parsed by these. */
 export const pathParameters = {
   name: z
     .string()
-    .regex(/^[a-z_]+\.(jpg|png|webp)$/)
+    .regex(RESULT_NAME_PATTERN, { error: NO_SUCH_RESULT })
     .describe('File name of the result, as in the job’s `url`, `plate_mask_url`, ...'),
 };
 

@@ -1,8 +1,6 @@
-import middy from '@middy/core';
 import { httpCorrelation, logger, observability } from '#aws/observability.ts';
 import { MethodNotAllowedError, NotFoundError } from '#core/errors.ts';
-import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
-import type { HttpResult } from '#http/responses.ts';
+import { bodilessHandler } from '#http/api-handler.ts';
 import { routeTable } from '#http/routes.ts';
 import { routeKeys } from '../route-table.ts';
 
@@ -11,15 +9,16 @@ const table = routeTable(routeKeys);
 
 /**
  * The `$default` route: every request no other route takes. An unknown path is 404; a known path asked with
- * another method is 405 with `Allow` naming the methods it takes. It reads no body and calls nothing.
+ * another method is 405 with `Allow` naming the methods it takes. It reads no body, calls nothing and needs
+ * no wiring, only its log.
  */
-export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(observability(httpCorrelation))
-  .use(httpStack({ auth: 'none', body: 'ignored', deps: () => ({ logger }) }))
-  .handler(async (event) => {
+export const handler = bodilessHandler(
+  { observe: () => observability(httpCorrelation), deps: () => ({ logger }) },
+  async (event) => {
     const path = event.rawPath;
     const allow = table.methodsAt(path);
     if (allow.length === 0) throw new NotFoundError(`No route ${path}`);
     const method = event.requestContext.http.method.toUpperCase();
     throw new MethodNotAllowedError(`${method} is not allowed on ${path}; use ${allow.join(', ')}`, allow);
-  });
+  },
+);

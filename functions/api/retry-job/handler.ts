@@ -1,16 +1,10 @@
-import middy from '@middy/core';
-import { httpCorrelation, observability } from '#aws/observability.ts';
 import { retryOwnJob } from '#core/use-cases/control-job.ts';
-import { type HttpContext, type HttpEvent, httpStack } from '#http/http-stack.ts';
 import { jobResponse } from '#http/job-response.ts';
-import type { HttpResult } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
+import { apiHandler } from '../api-handler.ts';
 import { contract } from './schema.ts';
 
-export const handler = middy<HttpEvent, HttpResult, Error, HttpContext>()
-  .use(observability(httpCorrelation))
-  .use(httpStack({ auth: contract.auth, deps }))
-  .handler(async (event, context) => {
-    const { status, job } = await retryOwnJob(deps(), context.caller, event.pathParameters?.job_id ?? '');
-    return jobResponse(deps(), status, job);
-  });
+export const handler = apiHandler(contract, async ({ caller, path }) => {
+  const { status, job } = await retryOwnJob(deps(), caller, path.job_id);
+  return jobResponse(deps(), status, job);
+});

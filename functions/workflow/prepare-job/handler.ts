@@ -1,7 +1,7 @@
 import middy from '@middy/core';
 import { observability } from '#aws/observability.ts';
+import { prepareJob } from '#core/use-cases/prepare-job.ts';
 import type { WorkOrder } from '#core/use-cases/run-inference.ts';
-import { prepareJob } from '#core/use-cases/run-workflow.ts';
 import { prepareDeps } from '#wiring/workflow.ts';
 
 export const handler = middy<{ jobId: string }, WorkOrder>()

@@ -1,6 +1,6 @@
 import middy from '@middy/core';
 import { correlate, logger, observability, recordJobSettled } from '#aws/observability.ts';
-import { type Settlement, settleJob } from '#core/use-cases/run-workflow.ts';
+import { type Settlement, settleJob } from '#core/use-cases/settle-job.ts';
 import { settleDeps } from '#wiring/workflow.ts';
 
 export const handler = middy<Settlement, { jobId: string; status: string }>()

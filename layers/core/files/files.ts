@@ -86,10 +86,6 @@ export function parsePageQuery(query: Record<string, string | undefined>): PageQ
   return { limit, before: before ?? null };
 }
 
-export function parseFileId(raw: string | undefined): number {
-  return parsed(FileIdSchema, raw ?? '');
-}
-
 /**
  * Cut a page from up to `limit + 1` rows, newest first. The extra row only says that more exist:
  * the cursor is the last id shown, and `before=<cursor>` continues right after it.

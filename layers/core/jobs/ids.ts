@@ -12,6 +12,9 @@ function randomToken(length: number): string {
 /** Every id `newJobId` makes matches this; anything else names no job (404). */
 export const JOB_ID_PATTERN = /^job_[0-9a-z]{24}$/;
 
+/** Every result file name a job's output links to matches this (`result.jpg`, `plate_mask.png`, ...). */
+export const RESULT_NAME_PATTERN = /^[a-z_]+\.(jpg|png|webp)$/;
+
 /** 120 random bits: job ids double as capabilities for their result URLs. */
 export const newJobId = (): string => `job_${randomToken(24)}`;
 

@@ -3,7 +3,7 @@ import { cancelBatch, pauseBatch, resumeBatch, retryBatch } from '../batches/tra
 import { NotFoundError, TransientError } from '../errors.ts';
 import { isTerminal } from '../jobs/job.ts';
 import { cancelJob } from '../jobs/transitions.ts';
-import { type Caller, ownerIdOf } from '../keys/caller.ts';
+import { type Caller, mayAccess } from '../keys/caller.ts';
 import type { BatchRepository, Clock } from '../ports.ts';
 import { advanceBatch, type BatchDeps } from './advance-batch.ts';
 import { settlementOf, updateJob } from './update-job.ts';
@@ -17,7 +17,7 @@ export async function getOwnBatch(
   batchId: string,
 ): Promise<Batch> {
   const batch = BATCH_ID.test(batchId) ? await deps.batches.get(batchId) : null;
-  if (!batch || (caller.kind !== 'master' && batch.ownerId !== ownerIdOf(caller))) {
+  if (!batch || !mayAccess(caller, batch)) {
     throw new NotFoundError(`Batch ${batchId} does not exist`);
   }
   return batch;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { costOf } from '../credits/credits.ts';
+import { type CreditAccount, costOf } from '../credits/credits.ts';
 import { BadRequestError, TransientError } from '../errors.ts';
 import { replayDecision } from '../idempotency/idempotency.ts';
 import { extensionOf } from '../images.ts';
@@ -26,6 +26,8 @@ export interface CreateJobDeps extends SourceImageDeps {
 export interface CreateJobResult {
   status: 200 | 202;
   job: Job;
+  /** The payer's balance once the job is in (its reservation made); null for the master key. */
+  account: CreditAccount | null;
 }
 
 /**
@@ -36,6 +38,7 @@ export interface CreateJobResult {
  * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request).
  * 4. Store the source, then reserve credits, store the job and claim the key in one atomic write.
  * 5. Start the workflow; if that fails, fail the job and release its credits so nothing is stuck.
+ * 6. Return the job with its payer's balance, which every answer to the creation shows.
  */
 export async function createJob(
   deps: CreateJobDeps,
@@ -48,7 +51,7 @@ export async function createJob(
   const claim = options.idempotencyKey ? { scope: ownerId, key: options.idempotencyKey, fingerprint } : null;
   if (claim) {
     const replay = await findReplay(deps, claim.scope, claim.key, fingerprint);
-    if (replay) return replay;
+    if (replay) return withBalance(deps, replay);
   }
 
   const webhookUrl = request.requested.webhookUrl;
@@ -117,12 +120,19 @@ export async function createJob(
     await deps.objects.delete(sourceKey);
     if (backgroundKey) await deps.objects.delete(backgroundKey);
     const replay = await findReplay(deps, claim!.scope, claim!.key, fingerprint);
-    if (replay) return replay;
+    if (replay) return withBalance(deps, replay);
     throw new TransientError('Idempotency record vanished during a concurrent request; retry');
   }
 
   await startOrFail(deps, job, 1);
-  return { status: 202, job };
+  return withBalance(deps, { status: 202, job });
+}
+
+async function withBalance(
+  deps: CreateJobDeps,
+  result: Omit<CreateJobResult, 'account'>,
+): Promise<CreateJobResult> {
+  return { ...result, account: result.job.account ? await deps.accounts.get(result.job.account) : null };
 }
 
 async function findReplay(deps: CreateJobDeps, scope: string, key: string, fingerprint: string) {

@@ -1,6 +1,6 @@
 import { NotFoundError } from '../errors.ts';
 import type { Job } from '../jobs/job.ts';
-import { type Caller, ownerIdOf } from '../keys/caller.ts';
+import { type Caller, mayAccess } from '../keys/caller.ts';
 import type { JobRepository } from '../ports.ts';
 
 /**
@@ -9,7 +9,7 @@ import type { JobRepository } from '../ports.ts';
  */
 export async function getOwnJob(deps: { jobs: JobRepository }, caller: Caller, jobId: string): Promise<Job> {
   const job = await deps.jobs.get(jobId);
-  if (!job || (caller.kind !== 'master' && job.ownerId !== ownerIdOf(caller))) {
+  if (!job || !mayAccess(caller, job)) {
     throw new NotFoundError(`Job ${jobId} does not exist`);
   }
   return job;

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Operation } from '../jobs/job.ts';
-import type { ObjectStore } from '../ports.ts';
+import type { ObjectStore, OperationResult, OperationRunner } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
-import type { OperationResult, OperationRunner } from './run-inference.ts';
 
 export const INFERENCE_CACHE_PREFIX = storageKeys.cachePrefix;
 

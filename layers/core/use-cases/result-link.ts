@@ -1,5 +1,6 @@
 import { GoneError, NotFoundError } from '../errors.ts';
 import { RESULT_TTL_DAYS, resultNames, resultsExpireAt } from '../jobs/expiry.ts';
+import { JOB_ID_PATTERN, RESULT_NAME_PATTERN } from '../jobs/ids.ts';
 import type { Clock, JobRepository, ObjectStore } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 
@@ -9,8 +10,12 @@ export interface ResultLinkDeps {
   clock: Clock;
 }
 
+/** The one answer to a result path that names nothing, whatever is wrong with it: it tells a guesser nothing. */
+export const NO_SUCH_RESULT = 'No such result';
+
 /**
  * Where a result file can be downloaded (GET /results/{job_id}/{name}; no key: the job id is the capability).
+ * 0. A job id or a name the service never issues: 404, before any read.
  * 1. A job that does not exist or did not succeed, or a name its output does not link to: 404.
  * 2. From the job's `expires_at` on: 410, whether or not the bucket has removed the file yet.
  * 3. A file no longer stored (its owner deleted it, DELETE /files): 410.
@@ -22,9 +27,9 @@ export async function resultLink(
   name: string,
   lifetimeSeconds: number,
 ): Promise<string> {
+  if (!JOB_ID_PATTERN.test(jobId) || !RESULT_NAME_PATTERN.test(name)) throw new NotFoundError(NO_SUCH_RESULT);
   const job = await deps.jobs.get(jobId);
-  if (job?.status !== 'success' || !resultNames(job).includes(name))
-    throw new NotFoundError('No such result');
+  if (job?.status !== 'success' || !resultNames(job).includes(name)) throw new NotFoundError(NO_SUCH_RESULT);
   const expiresAt = resultsExpireAt(job);
   if (expiresAt && Date.parse(expiresAt) <= deps.clock.now().getTime()) {
     throw new GoneError(

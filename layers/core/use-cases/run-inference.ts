@@ -1,44 +1,9 @@
 import { GoneError, NotFoundError, PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
-import type { Composition, JobOutput, JobParams, Operation, PlateFound } from '../jobs/job.ts';
+import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
 import { outputKindOf } from '../jobs/operations.ts';
-import type { ObjectStore } from '../ports.ts';
-import type { ResultFile } from './files.ts';
-
-/** Which field of the job output a produced file is published under. */
-export type OutputRole = 'url' | 'plate_mask_url' | 'background_mask_url' | 'mask_url';
-
-export interface OperationResult {
-  files: Array<{ name: string; roles: OutputRole[]; bytes: Buffer; contentType: string }>;
-  analysis?: Record<string, unknown>;
-  modelVersion: Record<string, string>;
-  inferenceCached: boolean;
-  /** The plates the operation filled or (`background`) found, in the result image's pixels. */
-  plates?: PlateFound[];
-  /** Background operations: whether no plate looks left readable (JobOutput.plate_hidden). */
-  plateHidden?: boolean;
-  /** Background operations: where the car was put and what was decided (`JobOutput.composition`). */
-  composition?: Composition;
-  /** Called once the caller has stored `files` under the `resultPrefix` it passed (the inference cache). */
-  stored?: () => Promise<void>;
-}
-
-/** The vision engine behind the inference step; one implementation per model runtime. */
-export interface OperationRunner {
-  run(
-    operation: Operation,
-    input: {
-      source: Buffer;
-      sourceSha256: string;
-      params: JobParams;
-      background: Buffer | null;
-      /** The job's owner; only the inference cache reads it. */
-      tenant?: string;
-      /** Where the caller stores the produced files; the inference cache points at them there. */
-      resultPrefix?: string;
-    },
-  ): Promise<OperationResult>;
-}
+import type { ObjectStore, OperationRunner } from '../ports.ts';
+import type { ResultFile } from './register-result-files.ts';
 
 /** What the inference step needs to know; produced by `prepareJob`, consumed by `runInference`. */
 export interface WorkOrder {

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
-import { openAsset } from '../files/assets.ts';
+import { openAsset } from '../files/asset-rules.ts';
 import { sniffImageType } from '../images.ts';
 import type { SourceSpec, UploadedFile } from '../jobs/input.ts';
 import type { Caller } from '../keys/caller.ts';
 import { imageProblem } from '../limits/image.ts';
 import type { AssetRepository, Clock, ObjectStore, UploadRepository, UploadTargets } from '../ports.ts';
-import { readUploadedPhoto } from './uploads.ts';
+import { readUploadedPhoto } from './open-upload.ts';
 
 export interface SourceImageDeps {
   objects: ObjectStore;

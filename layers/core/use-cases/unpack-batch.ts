@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Batch, BatchItem } from '../batches/batch.ts';
 import { PayloadTooLargeError } from '../errors.ts';
-import { storageName } from '../files/assets.ts';
+import { storageName } from '../files/asset-rules.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
 import type { JobError } from '../jobs/job.ts';
 import {

@@ -1,9 +1,10 @@
 /**
  * How an endpoint states itself: its `functions/api/<endpoint>/schema.ts` exports one `contract`, the only
- * place its routes (method and path), who may call them, its request and response schemas and their
- * examples are written. Its handler gives `contract.auth` to httpStack, lib/config.ts makes the route
- * table (and so the API Gateway routes) from it, and ./generator.ts the OpenAPI document. Light on
- * purpose: handlers import it, so it pulls in no generator.
+ * place its routes (method and path), who may call them, its path parameters, its request and response
+ * schemas and their examples are written. Its handler is made from it (../api-handler.ts: auth and path
+ * parameters), ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes)
+ * from it, and ./generator.ts the OpenAPI document. Light on purpose: handlers import it, so it pulls in
+ * no generator.
  */
 import type * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
@@ -54,39 +55,51 @@ export interface EndpointContract<
   Req extends Schemas = Schemas,
   Res extends Schemas = Schemas,
   Route extends RouteKey = RouteKey,
+  Path extends Schemas = Schemas,
+  Auth extends AuthMode = AuthMode,
 > {
   /** Who may call every route of the endpoint: its handler's httpStack enforces it, the document shows it. */
-  auth: AuthMode;
+  auth: Auth;
+  /** Whether a request without key or session opens a guest session (job creation only, spec 5.4). */
+  opensGuestSession?: boolean;
   operations: Record<Route, OperationSpec>;
   /** Request bodies, read as their input type, by component name. */
   requestSchemas: Req;
   /** Response bodies, read as their output type, by component name. */
   responseSchemas: Res;
-  /** Path parameters only this endpoint's routes have, by name. */
-  pathParameters: Schemas;
+  /** Path parameters only this endpoint's routes have, by name: its handler gets them parsed by these. */
+  pathParameters: Path;
+  /**
+   * The answer to a path parameter its schema refuses: 404 (the default), since such a path names nothing,
+   * or 400 where the spec calls the value a bad request.
+   */
+  refusedPathStatus?: 400 | 404;
 }
 
 /** An endpoint's contract; its routes may name only its own components and the shared ones. */
 export function endpointContract<
   Route extends RouteKey,
+  Auth extends AuthMode,
   Req extends Schemas = Record<never, never>,
   Res extends Schemas = Record<never, never>,
+  Path extends Schemas = Record<never, never>,
 >(contract: {
-  auth: AuthMode;
+  auth: Auth;
+  opensGuestSession?: boolean;
   requestSchemas?: Req;
   responseSchemas?: Res;
-  pathParameters?: Schemas;
+  pathParameters?: Path;
+  refusedPathStatus?: 400 | 404;
   operations: Record<
     Route,
     OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
   >;
-}): EndpointContract<Req, Res, Route> {
+}): EndpointContract<Req, Res, Route, Path, Auth> {
   return {
-    auth: contract.auth,
-    operations: contract.operations,
+    ...contract,
     requestSchemas: contract.requestSchemas ?? ({} as Req),
     responseSchemas: contract.responseSchemas ?? ({} as Res),
-    pathParameters: contract.pathParameters ?? {},
+    pathParameters: contract.pathParameters ?? ({} as Path),
   };
 }
 

@@ -5,7 +5,7 @@
  */
 
 import * as z from 'zod';
-import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/assets.ts';
+import { ASSET_REMEMBERED_DAYS, ASSET_TTL_DAYS } from '#core/files/asset-rules.ts';
 import { IDEMPOTENCY_TTL_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { RESULT_TTL_DAYS, SOURCE_TTL_DAYS } from '#core/jobs/expiry.ts';

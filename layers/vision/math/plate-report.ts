@@ -4,8 +4,8 @@
  * scaling, so a client can audit a fill or draw its own redaction on the file it downloads.
  */
 import type { PlateFound } from '#core/jobs/job.ts';
-import type { Placement } from '#vision/math/framing.ts';
 import type { Point, Quad, Size } from '#vision/math/geometry.ts';
+import type { Placement } from '#vision/math/placement.ts';
 
 /** What a plate found needs here: its corners in the photo's pixels and its scores. */
 export interface FoundPlate {

@@ -1,5 +1,5 @@
 import { ModelUnavailableError, UnclassifiableError } from '#core/errors.ts';
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationInput, OperationResult } from '#core/ports.ts';
 import headFile from '#models/heads/analyze-head.json' with { type: 'json' };
 import { type Classification, decide, toAnalysis } from '#vision/math/decision.ts';
 import {
@@ -20,7 +20,6 @@ import { carDetector, type ObjectDetector } from '../car-detector.ts';
 import { createFeatureExtractor, type FeatureExtractor } from '../feature-extractor.ts';
 import { type DecodedImage, openSource, type SourceLevels } from '../image-io.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-input.ts';
 import type { PlateDetector } from '../plate-detector.ts';
 import { lpdDetector } from './plate.ts';
 

@@ -9,11 +9,10 @@ import {
   type JobParams,
   type PlateFound,
 } from '#core/jobs/job.ts';
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationInput, OperationResult } from '#core/ports.ts';
 import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import { cutOut, moveMatte, reframe } from '#vision/framing.ts';
 import {
   besideWhole,
   encodeResult,
@@ -23,14 +22,6 @@ import {
   type SourceLevels,
 } from '#vision/image-io.ts';
 import type { Decision } from '#vision/math/decision.ts';
-import {
-  canvasSize,
-  centerPlacement,
-  type Edge,
-  edgesCuttingCar,
-  keptPlacement,
-  type Placement,
-} from '#vision/math/framing.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
@@ -41,15 +32,23 @@ import {
   type Matte,
   matteStats,
 } from '#vision/math/matte.ts';
+import {
+  canvasSize,
+  centerPlacement,
+  type Edge,
+  edgesCuttingCar,
+  keptPlacement,
+  type Placement,
+} from '#vision/math/placement.ts';
 import { reportedPlates } from '#vision/math/plate-report.ts';
 import type { PhotoType } from '#vision/math/vocabulary.ts';
 import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { platesOnCar } from '#vision/plate-visibility.ts';
+import { cutOut, moveMatte, reframe } from '#vision/reframe.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-input.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { photoTypeReader } from './analyze.ts';
 import { type MainCar, mainCarCutout } from './main-car.ts';

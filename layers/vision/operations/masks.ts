@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationInput, OperationResult } from '#core/ports.ts';
 import {
   contentTypeOf,
   type DecodedImage,
@@ -16,7 +16,6 @@ import { reportedPlates } from '#vision/math/plate-report.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-input.ts';
 import { type PlateDetection, plateOutlines } from '../plate-detector.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { mainCarCutout } from './main-car.ts';

@@ -1,9 +1,8 @@
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationInput, OperationResult } from '#core/ports.ts';
 import { locateModel } from '#models/locate.ts';
 import { extensionOf } from '#vision/image-io.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
-import type { OperationInput } from '../operation-input.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
 import { createTextReader, type TextReader } from '../text-reader.ts';
 import { type HidePlatesResult, hidePlates } from './hide-plates.ts';

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { UnclassifiableError } from '#core/errors.ts';
 import type { JobParams } from '#core/jobs/job.ts';
-import type { OperationResult } from '#core/use-cases/run-inference.ts';
+import type { OperationResult } from '#core/ports.ts';
 import type { Analysis } from '#vision/math/decision.ts';
 import { PHOTO_TYPES, VIEWS } from '#vision/math/vocabulary.ts';
 import { onnxOperationRunner } from '#vision/operation-runner.ts';

@@ -6,7 +6,7 @@ import sharp from 'sharp';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MaskFailedError, PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams, Operation } from '#core/jobs/job.ts';
-import type { OperationResult, OutputRole } from '#core/use-cases/run-inference.ts';
+import type { OperationResult, OutputRole } from '#core/ports.ts';
 import { MODELS } from '#models/manifest.ts';
 import { decodeSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';

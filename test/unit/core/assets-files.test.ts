@@ -6,7 +6,7 @@ import {
   PayloadTooLargeError,
   UnsupportedMediaTypeError,
 } from '#core/errors.ts';
-import type { Asset } from '#core/files/asset.ts';
+import type { Asset } from '#core/files/asset-record.ts';
 import {
   cleanOriginalName,
   nameFromUrl,
@@ -14,13 +14,15 @@ import {
   originalNameOr,
   storageName,
   usableAsset,
-} from '#core/files/assets.ts';
-import { pageOf, parseFileId, parsePageQuery } from '#core/files/files.ts';
+} from '#core/files/asset-rules.ts';
+import { pageOf, parsePageQuery } from '#core/files/files.ts';
 import type { UploadedFile } from '#core/jobs/input.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AssetRepository, FileRepository } from '#core/ports.ts';
-import { createAsset } from '#core/use-cases/assets.ts';
-import { deleteFile, listFiles, registerResultFiles } from '#core/use-cases/files.ts';
+import { createAsset } from '#core/use-cases/create-asset.ts';
+import { deleteFile } from '#core/use-cases/delete-file.ts';
+import { listFiles } from '#core/use-cases/list-files.ts';
+import { registerResultFiles } from '#core/use-cases/register-result-files.ts';
 import { aJob } from './fixtures.ts';
 import { memoryFiles, memoryObjects } from './memory-ports.ts';
 
@@ -95,20 +97,6 @@ describe('file listing query', () => {
     { before: '99999999999999999' },
   ])('answers 400 to %o', (query) => {
     expect(() => parsePageQuery(query)).toThrow(BadRequestError);
-  });
-});
-
-describe('file id in the path', () => {
-  it('is a positive integer', () => {
-    expect(parseFileId('17')).toBe(17);
-  });
-
-  it.each(['abc', '0', '1.0', '', ' 7', '-3'])('answers 400 to %j', (raw) => {
-    expect(() => parseFileId(raw)).toThrow(BadRequestError);
-  });
-
-  it('answers 400 when missing', () => {
-    expect(() => parseFileId(undefined)).toThrow(BadRequestError);
   });
 });
 

@@ -9,7 +9,8 @@ import {
 import type { Job } from '#core/jobs/job.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { cancelOwnJob, retryOwnJob, startOrFail } from '#core/use-cases/control-job.ts';
-import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import { prepareJob } from '#core/use-cases/prepare-job.ts';
+import { settleJob } from '#core/use-cases/settle-job.ts';
 import { aJob } from './fixtures.ts';
 import { memoryObjects, memoryStore } from './memory-ports.ts';
 

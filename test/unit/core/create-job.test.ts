@@ -9,14 +9,15 @@ import {
   TransientError,
   UnsupportedMediaTypeError,
 } from '#core/errors.ts';
-import type { Asset } from '#core/files/asset.ts';
+import type { Asset } from '#core/files/asset-record.ts';
 import type { JobRequest, UploadedFile } from '#core/jobs/input.ts';
 import type { JobRoute } from '#core/jobs/job.ts';
 import { OPERATION_NAMES, OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AccountRepository, AssetRepository, WorkflowStarter } from '#core/ports.ts';
 import { type CreateJobDeps, createJob } from '#core/use-cases/create-job.ts';
-import { prepareJob, settleJob } from '#core/use-cases/run-workflow.ts';
+import { prepareJob } from '#core/use-cases/prepare-job.ts';
+import { settleJob } from '#core/use-cases/settle-job.ts';
 import { pngClaiming } from './fixtures.ts';
 import { memoryObjects, memoryStore } from './memory-ports.ts';
 
@@ -275,12 +276,11 @@ describe('createJob: Idempotency-Key', () => {
     const w = world();
     const first = await w.create(owner, uploadRequest('plate'), 'key-a');
     const again = await w.create(owner, uploadRequest('plate'), 'key-a');
-    expect(again).toEqual({ status: 202, job: first.job });
-    expect(w.balanceOf('key_1')).toEqual({
-      available: STARTING_BALANCE - EDIT_COST,
-      reserved: EDIT_COST,
-      usedTotal: 0,
-    });
+    const balance = { available: STARTING_BALANCE - EDIT_COST, reserved: EDIT_COST, usedTotal: 0 };
+    // Both answers show the balance with the one reservation, read after it was made.
+    expect(first.account).toEqual(balance);
+    expect(again).toEqual({ status: 202, job: first.job, account: balance });
+    expect(w.balanceOf('key_1')).toEqual(balance);
     expect(w.store.stored.size).toBe(1);
     expect(w.store.started).toHaveLength(1);
   });

@@ -110,4 +110,26 @@ describe('a result link (GET /results)', () => {
     await expect(link(deps, 'result.png')).rejects.toThrow(NotFoundError);
     await expect(resultLink(deps, 'job_unknown', 'result.jpg', 900)).rejects.toThrow(NotFoundError);
   });
+
+  it('answers a job id or a name the service never issues with the same 404, reading nothing', async () => {
+    const { deps } = setup(daysAfter(FINISHED, 1));
+    const reads: string[] = [];
+    const jobs = {
+      get: async (id: string) => {
+        reads.push(id);
+        return null;
+      },
+    };
+    const counted = { ...deps, jobs };
+    for (const [jobId, name] of [
+      ['job_unknown', 'result.jpg'],
+      [succeeded.id, 'result.gif'],
+      [succeeded.id, 'Result.jpg'],
+    ] as const) {
+      await expect(resultLink(counted, jobId, name, 900)).rejects.toThrow(
+        new NotFoundError('No such result'),
+      );
+    }
+    expect(reads).toEqual([]);
+  });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { JobParams } from '#core/jobs/job.ts';
+import type { OperationRunner } from '#core/ports.ts';
 import { cachedRunner } from '#core/use-cases/inference-cache.ts';
-import type { OperationRunner } from '#core/use-cases/run-inference.ts';
 import { memoryObjects } from './memory-ports.ts';
 
 const params: JobParams = {

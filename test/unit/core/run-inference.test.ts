@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GoneError, jobErrorFromFailure, NotFoundError, PlateNotFoundError } from '#core/errors.ts';
 import type { JobParams, PlateFound } from '#core/jobs/job.ts';
-import type { ObjectStore } from '#core/ports.ts';
-import { type OperationResult, runInference } from '#core/use-cases/run-inference.ts';
+import type { ObjectStore, OperationResult } from '#core/ports.ts';
+import { runInference } from '#core/use-cases/run-inference.ts';
 
 const params: JobParams = {
   plateColor: '#141414',

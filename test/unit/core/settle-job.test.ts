@@ -6,8 +6,9 @@ import type { Operation } from '#core/jobs/operations.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { cancelOwnJob } from '#core/use-cases/control-job.ts';
-import { listFiles } from '#core/use-cases/files.ts';
-import { prepareJob, type Settlement, settleJob } from '#core/use-cases/run-workflow.ts';
+import { listFiles } from '#core/use-cases/list-files.ts';
+import { prepareJob } from '#core/use-cases/prepare-job.ts';
+import { type Settlement, settleJob } from '#core/use-cases/settle-job.ts';
 import { aJob } from './fixtures.ts';
 import { memoryStore } from './memory-ports.ts';
 

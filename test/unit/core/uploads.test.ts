@@ -12,7 +12,8 @@ import type { Caller } from '#core/keys/caller.ts';
 import type { ObjectStore, UploadRepository, UploadTargets } from '#core/ports.ts';
 import type { Upload } from '#core/uploads/upload.ts';
 import { createJob } from '#core/use-cases/create-job.ts';
-import { createUpload, openUpload } from '#core/use-cases/uploads.ts';
+import { createUpload } from '#core/use-cases/create-upload.ts';
+import { openUpload } from '#core/use-cases/open-upload.ts';
 import { memoryStore } from './memory-ports.ts';
 
 const owner: Caller = { kind: 'key', keyId: 'key_1', account: 'key_1', defaults: {} };

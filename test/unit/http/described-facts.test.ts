@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { ASSET_TTL_DAYS } from '#core/files/assets.ts';
+import { ASSET_TTL_DAYS } from '#core/files/asset-rules.ts';
 import { IDEMPOTENCY_TTL_SECONDS } from '#core/idempotency/idempotency.ts';
 import { RESULT_LINK_SECONDS } from '#core/jobs/envelope.ts';
 import { RESULT_TTL_DAYS } from '#core/jobs/expiry.ts';

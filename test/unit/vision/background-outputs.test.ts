@@ -2,16 +2,16 @@ import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { CENTER_FRAMING } from '#core/jobs/job.ts';
 import { encodeResult } from '#vision/image-io.ts';
+import type { Box } from '#vision/math/geometry.ts';
+import { mainCarChoice } from '#vision/math/main-subject.ts';
+import { matteStats } from '#vision/math/matte.ts';
 import {
   canvasSize,
   centerPlacement,
   edgesCuttingCar,
   keptPlacement,
   placeBox,
-} from '#vision/math/framing.ts';
-import type { Box } from '#vision/math/geometry.ts';
-import { mainCarChoice } from '#vision/math/main-subject.ts';
-import { matteStats } from '#vision/math/matte.ts';
+} from '#vision/math/placement.ts';
 import { type ReplaceBackgroundParams, replaceBackground } from '#vision/operations/background.ts';
 import { carsAt, paintingSegmenter } from '../../support/vision-scenes.ts';
 

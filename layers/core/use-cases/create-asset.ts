@@ -1,5 +1,5 @@
 import { BadRequestError } from '../errors.ts';
-import type { Asset } from '../files/asset.ts';
+import type { Asset } from '../files/asset-record.ts';
 import {
   ASSET_TTL_DAYS,
   addDays,
@@ -9,7 +9,7 @@ import {
   newAssetId,
   originalNameOr,
   storageName,
-} from '../files/assets.ts';
+} from '../files/asset-rules.ts';
 import type { SourceSpec } from '../jobs/input.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { FileRepository } from '../ports.ts';

@@ -1,47 +1,17 @@
-import { JobCancelledError, jobErrorFromFailure } from '../errors.ts';
+import { jobErrorFromFailure } from '../errors.ts';
 import type { Job } from '../jobs/job.ts';
 import { isTerminal } from '../jobs/job.ts';
-import { failJob, finishCancelled, startJob, succeedJob } from '../jobs/transitions.ts';
-import type { Clock, FileRepository, JobRepository } from '../ports.ts';
-import { storageKeys } from '../storage-layout.ts';
-import { registerResultFiles } from './files.ts';
-import type { InferenceResult, WorkOrder } from './run-inference.ts';
+import { failJob, finishCancelled, succeedJob } from '../jobs/transitions.ts';
+import type { FileRepository } from '../ports.ts';
+import type { WorkflowDeps } from './prepare-job.ts';
+import { registerResultFiles } from './register-result-files.ts';
+import type { InferenceResult } from './run-inference.ts';
 import { settlementOf, updateJob } from './update-job.ts';
-
-export interface WorkflowDeps {
-  jobs: JobRepository;
-  clock: Clock;
-}
 
 export interface SettleDeps extends WorkflowDeps {
   files: FileRepository;
   /** Moves a batch on once one of its item jobs has settled (use-cases/advance-batch.ts); optional. */
   advanceBatch?: (batchId: string, settled: Job) => Promise<unknown>;
-}
-
-/**
- * First workflow step.
- * 1. A job cancelled while queued stops here (settlement then has nothing left to do).
- * 2. A queued job moves to processing; a repeated delivery of this step finds it processing and goes on.
- */
-export async function prepareJob(deps: WorkflowDeps, jobId: string): Promise<WorkOrder> {
-  // A job already processing is this execution's own, run again (a retried step, or the local runner
-  // resuming after a restart): its work order is handed out again instead of failing the job.
-  const job = await updateJob(deps, jobId, (current) =>
-    current.status === 'queued' && !current.cancelRequested
-      ? { after: startJob(current, deps.clock.now().toISOString()), movement: null }
-      : null,
-  );
-  if (job.status !== 'processing')
-    throw new JobCancelledError(`Job ${jobId} is ${job.status}; nothing to do`);
-  return {
-    jobId: job.id,
-    ownerId: job.ownerId,
-    operation: job.operation,
-    source: { key: job.source.key, contentType: job.source.contentType, sha256: job.source.sha256 },
-    params: job.params,
-    resultPrefix: storageKeys.resultPrefix(job.id),
-  };
 }
 
 export type Settlement =

@@ -1,8 +1,8 @@
 import sharp from 'sharp';
 import type { DecodedImage } from '#vision/image-io.ts';
-import type { Placement } from '#vision/math/framing.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import type { Matte } from '#vision/math/matte.ts';
+import type { Placement } from '#vision/math/placement.ts';
 
 /**
  * The car moved into its place in a frame (`framing: center`; the photo's size unless given): the car's

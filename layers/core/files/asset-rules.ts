@@ -2,10 +2,10 @@ import { GoneError, NotFoundError } from '../errors.ts';
 import { extensionOf, type ImageType } from '../images.ts';
 import { newJobId } from '../jobs/ids.ts';
 import type { UploadedFile } from '../jobs/input.ts';
-import { type Caller, ownerIdOf } from '../keys/caller.ts';
+import { type Caller, mayAccess } from '../keys/caller.ts';
 import type { AssetRepository, Clock, ObjectStore } from '../ports.ts';
 import { STORAGE_PREFIXES } from '../storage-layout.ts';
-import type { Asset } from './asset.ts';
+import type { Asset } from './asset-record.ts';
 import type { FileRecord } from './files.ts';
 
 /** Assets live as long as the bucket keeps `assets/` (its lifecycle rule deletes them after 7 days). */
@@ -99,7 +99,7 @@ export function storageName(name: string, type: ImageType): string {
  * that is decided before expiry, so ids cannot be probed. The master key may use any asset.
  */
 export function usableAsset(asset: Asset | null, caller: Caller, assetId: string, now: Date): Asset {
-  if (!asset || (caller.kind !== 'master' && asset.ownerId !== ownerIdOf(caller))) {
+  if (!asset || !mayAccess(caller, asset)) {
     throw new NotFoundError(`Asset ${assetId} does not exist`);
   }
   if (isAssetExpired(asset, now)) throw new GoneError(`Asset ${assetId} expired at ${asset.expiresAt}`);

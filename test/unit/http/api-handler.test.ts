@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { apiHandlers, type HandlerContract } from '#http/api-handler.ts';
+import type { HttpContext, HttpEvent, HttpStackDeps } from '#http/http-stack.ts';
+import type { HttpResult } from '#http/responses.ts';
+import { json } from '#http/responses.ts';
+import { contract as controlBatch } from '../../../functions/api/control-batch/schema.ts';
+import { contract as deleteFile } from '../../../functions/api/delete-file/schema.ts';
+import { contract as getResult } from '../../../functions/api/get-result/schema.ts';
+
+// Public, so that no key is needed: the subject is what the handler's function is handed.
+const apiHandler = apiHandlers({
+  observe: () => [],
+  deps: () => ({ maxBodyBytes: 1024, logger: { error: () => undefined } }) as unknown as HttpStackDeps,
+});
+const echo = <C extends HandlerContract>(contract: C) =>
+  apiHandler({ ...contract, auth: 'none' as const }, async ({ path, caller }) => json(200, { path, caller }));
+
+const call = async (handler: ReturnType<typeof echo>, pathParameters: Record<string, string>) => {
+  const answer = (await handler(
+    {
+      routeKey: 'POST /x',
+      rawPath: '/x',
+      rawQueryString: '',
+      headers: {},
+      pathParameters,
+      requestContext: { requestId: 'r1', http: { method: 'POST', path: '/x', sourceIp: '127.0.0.1' } },
+      isBase64Encoded: false,
+    } as unknown as HttpEvent,
+    {} as HttpContext,
+  )) as HttpResult;
+  return { status: answer.statusCode, body: JSON.parse(answer.body!) };
+};
+
+describe('apiHandler', () => {
+  it('hands the function the path parameters as the contract parses them', async () => {
+    expect(await call(echo(deleteFile), { file_id: '17' })).toEqual({
+      status: 200,
+      body: { path: { file_id: 17 } },
+    });
+    const batch = await call(echo(controlBatch), { batch_id: 'bat_1', action: 'pause' });
+    expect(batch.body.path).toEqual({ batch_id: 'bat_1', action: 'pause' });
+  });
+
+  it.each([
+    ['abc', 'file_id must be a non-negative integer'],
+    ['0', 'file_id must be a positive integer'],
+    ['0x1', 'file_id must be a non-negative integer'],
+    ['12345678901234567', 'file_id must be a non-negative integer'],
+  ])('answers DELETE /files/%s with a 400 naming file_id, as its contract says', async (raw, message) => {
+    expect(await call(echo(deleteFile), { file_id: raw })).toEqual({
+      status: 400,
+      body: { code: 400, message, result: false },
+    });
+  });
+
+  it('answers a path parameter its schema refuses with 404 and the schema message', async () => {
+    expect(await call(echo(controlBatch), { batch_id: 'bat_1', action: 'explode' })).toEqual({
+      status: 404,
+      body: {
+        code: 404,
+        message: 'No batch action explode; use pause, resume, cancel, retry',
+        result: false,
+      },
+    });
+    expect(await call(echo(getResult), { job_id: 'job_1', name: 'result.gif' })).toEqual({
+      status: 404,
+      body: { code: 404, message: 'No such result', result: false },
+    });
+  });
+});
