@@ -16,6 +16,13 @@ import { queuedRun } from '../../support/sleepy-handler.ts';
 
 const machineArn = (name: string) => `arn:aws:states:us-east-1:000000000000:stateMachine:${name}`;
 const fn = (name: string) => `arn:aws:lambda:us-east-1:000000000000:function:${name}`;
+/** A client of the stand-in, which checks no signature. */
+const clientOf = (endpoint: string) =>
+  new SFNClient({
+    endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
 
 class PlateNotFoundError extends Error {
   override name = 'PlateNotFoundError';
@@ -203,11 +210,7 @@ describe('startLocalStepFunctions', () => {
         return queuedRun(started, 1500, 200);
       },
     });
-    sfn = new SFNClient({
-      endpoint: stack.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
+    sfn = clientOf(stack.endpoint);
   });
   afterAll(async () => {
     sfn.destroy();
@@ -429,11 +432,7 @@ describe('startLocalStepFunctions (Express, and one machine starting another)', 
         return null;
       },
     });
-    sfn = new SFNClient({
-      endpoint: stack.endpoint,
-      region: 'us-east-1',
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
+    sfn = clientOf(stack.endpoint);
   });
   afterAll(async () => {
     sfn.destroy();
@@ -511,11 +510,7 @@ describe('startLocalStepFunctions with a state file', () => {
       invoke: async (_arn, payload) =>
         (payload as { hang?: boolean }).hang ? new Promise(() => undefined) : { done: payload },
     });
-    const sfn1 = new SFNClient({
-      region: 'us-east-1',
-      endpoint: first.endpoint,
-      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-    });
+    const sfn1 = clientOf(first.endpoint);
     const execution = (name: string) => `arn:aws:states:us-east-1:000000000000:execution:once:${name}`;
     await sfn1.send(new StartExecutionCommand({ stateMachineArn: machine, name: 'quick', input: '{"n":1}' }));
     await sfn1.send(
@@ -544,11 +539,7 @@ describe('startLocalStepFunctions with a state file', () => {
         return { resumed: true };
       },
     });
-    const sfn2 = new SFNClient({
-      region: 'us-east-1',
-      endpoint: second.endpoint,
-      credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
-    });
+    const sfn2 = clientOf(second.endpoint);
     expect((await sfn2.send(new DescribeExecutionCommand({ executionArn: execution('quick') }))).status).toBe(
       'SUCCEEDED',
     );
