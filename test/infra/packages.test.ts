@@ -190,7 +190,7 @@ describe.skipIf(!runs)(`${PACKAGE_NAMES.cdk} in the apps cdk init makes`, () => 
   }) => Object.values(template.Resources);
 
   for (const language of ['typescript', 'javascript'] as const) {
-    it(`cdk init app --language ${language}: npx cdk synth passes with the API, both state machines and the inference image, and the package adds under 60 MB without the model runtime`, async () => {
+    it(`cdk init app --language ${language}: npx cdk synth passes with the API, the three state machines (job runs, their follow-up, batch archives) and the inference image, and the package adds under 60 MB without the model runtime`, async () => {
       const { dir, added, addedPackages } = await installInto(`cdk-${language}`, tarballs.cdk);
       expect(added).toBeLessThan(60 * MB);
       // Nothing but itself beside the app's aws-cdk-lib and constructs: no onnxruntime-node, sharp or weights.
@@ -199,7 +199,7 @@ describe.skipIf(!runs)(`${PACKAGE_NAMES.cdk} in the apps cdk init makes`, () => 
       const { template, assets } = await synth(dir);
       const types = resourcesOf(template).map((resource) => resource.Type);
       expect(types).toContain('AWS::ApiGatewayV2::Api');
-      expect(types.filter((type) => type === 'AWS::StepFunctions::StateMachine')).toHaveLength(2);
+      expect(types.filter((type) => type === 'AWS::StepFunctions::StateMachine')).toHaveLength(3);
       const functions = resourcesOf(template).filter((resource) => resource.Type === 'AWS::Lambda::Function');
       expect(functions.filter((fn) => fn.Properties.PackageType === 'Image')).toHaveLength(1);
       expect(functions.filter((fn) => fn.Properties.Handler === 'index.handler').length).toBeGreaterThan(20);
