@@ -24,7 +24,14 @@ import { type Box, boxIoU, overlapAcross, overlapDown, type Size } from '#vision
 import type { ModelCache } from '#vision/models.ts';
 import { plateDetector } from '#vision/operations/plate.ts';
 import { wilson } from './analysis.ts';
-import { fillBoxOf, hidden, PLATE_SOURCES, PLATELESS_SOURCES, sourcePhotos } from './plate-sources.ts';
+import {
+  fillBoxOf,
+  hidden,
+  PLATE_SOURCES,
+  PLATELESS_SOURCES,
+  readJsonLines,
+  sourcePhotos,
+} from './plate-sources.ts';
 
 /** The non-plate fills of the street sources must stay at or under this many a photo (issue 34). */
 export const NON_PLATE_TARGET = 0.03;
@@ -129,18 +136,10 @@ export async function readNonPlateLabels(file: string): Promise<NonPlateLabel[]>
   });
 }
 
-export async function readFills(file: string): Promise<PhotoFills[]> {
-  if (!existsSync(file)) return [];
-  return (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as PhotoFills);
-}
-
 /** Every photo of every source not yet in `out`, through `find`, appended a line a photo as it comes. */
 export async function collectFills(evalDir: string, models: ModelCache, out: string): Promise<void> {
   await mkdir(path.dirname(out), { recursive: true });
-  const done = new Set((await readFills(out)).map((p) => p.file));
+  const done = new Set((await readJsonLines<PhotoFills>(out)).map((p) => p.file));
   const detector = await plateDetector(models);
   for (const photo of await sourcePhotos(evalDir)) {
     const file = path.relative(evalDir, photo.file);
@@ -333,7 +332,7 @@ export async function writeCrops(evalDir: string, fills: readonly ClassedFill[],
 export async function evalPlateFills(evalDir: string, models: ModelCache, outDir: string): Promise<void> {
   const out = path.join(outDir, 'plate-fills.jsonl');
   if (process.env.PLATE_FILLS_COLLECT !== 'no') await collectFills(evalDir, models, out);
-  const photos = await readFills(out);
+  const photos = await readJsonLines<PhotoFills>(out);
   const others = (await csvRows(path.join(import.meta.dirname, 'plates-other.csv'))).map(([file, ...b]) => ({
     file: file!,
     box: toBox(b),

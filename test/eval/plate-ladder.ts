@@ -14,7 +14,6 @@
  *    it back (delete it after a change of the finder). Photos go in `ladderOrder`, so PLATE_EVAL_SAMPLE=n
  *    (n photos a source) reports the first part of a run stopped early.
  */
-import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
@@ -30,6 +29,7 @@ import {
   hidden,
   offLabels,
   PLATE_SOURCES,
+  readJsonLines,
   type SourcePhoto,
   sourcePhotos,
 } from './plate-sources.ts';
@@ -390,14 +390,6 @@ export async function ladderSetup(
   return { every, others, frames };
 }
 
-async function readLines<T>(file: string): Promise<T[]> {
-  if (!existsSync(file)) return [];
-  return (await readFile(file, 'utf8'))
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as T);
-}
-
 interface OwnSize {
   readonly file: string;
   readonly found: readonly boolean[];
@@ -436,9 +428,9 @@ export async function evalPlateLadder(evalDir: string, models: ModelCache, outDi
   // 2. Photo by photo, so that a run stopped early has whole plates of every source: whether the finder
   // finds each plate at its own size, then each found one at every rung it can be shrunk to.
   const ownFile = path.join(outDir, 'plate-ladder-own.jsonl');
-  const own = new Map((await readLines<OwnSize>(ownFile)).map((o) => [o.file, o]));
+  const own = new Map((await readJsonLines<OwnSize>(ownFile)).map((o) => [o.file, o]));
   const ladderFile = path.join(outDir, 'plate-ladder.jsonl');
-  const done = new Map((await readLines<RungLine>(ladderFile)).map((l) => [l.key, l]));
+  const done = new Map((await readJsonLines<RungLine>(ladderFile)).map((l) => [l.key, l]));
   const results: RungLine[] = [];
   let turn = 0;
   for (const photo of photos) {

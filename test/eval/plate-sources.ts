@@ -136,7 +136,8 @@ export async function collectEvidence(
 ): Promise<void> {
   await mkdir(path.dirname(out), { recursive: true });
   const done = new Set<string>();
-  for (const file of [out, ...doneIn]) for (const e of await readEvidence(file)) done.add(e.file);
+  for (const file of [out, ...doneIn])
+    for (const e of await readJsonLines<PhotoEvidence>(file)) done.add(e.file);
   const detector = await plateDetector(models);
   const photos = (await sourcePhotos(evalDir)).filter((_, i) => i % shards === shard);
   for (const photo of photos) {
@@ -167,12 +168,13 @@ async function lumaIn(bytes: Buffer, box: Box, size: Size): Promise<number> {
   return channels[0]?.mean ?? 0;
 }
 
-export async function readEvidence(file: string): Promise<PhotoEvidence[]> {
+/** The records an eval appended a line each (JSON Lines); none when the file is not there yet. */
+export async function readJsonLines<T>(file: string): Promise<T[]> {
   if (!existsSync(file)) return [];
   return (await readFile(file, 'utf8'))
     .split('\n')
     .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as PhotoEvidence);
+    .map((l) => JSON.parse(l) as T);
 }
 
 /** The box around what the service fills for this plate (`plateOutlines`, as every operation fills). */
@@ -455,5 +457,7 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
 export async function evalPlateSources(evalDir: string, models: ModelCache, outDir: string): Promise<void> {
   const out = path.join(outDir, 'plate-evidence.jsonl');
   await collectEvidence(evalDir, models, out);
-  console.log(`\n## Plates, leave one source out\n\n${reportSources(await readEvidence(out))}`);
+  console.log(
+    `\n## Plates, leave one source out\n\n${reportSources(await readJsonLines<PhotoEvidence>(out))}`,
+  );
 }
