@@ -2,7 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parseConfig, TUNABLE_SETTINGS } from '#config';
 import { OPERATION_NAMES } from '#core/jobs/operations.ts';
+import { formatBytes } from '#core/units.ts';
 import { SERVICE_MODELS } from '#models/fetch.ts';
 import { MODELS, type ModelId, type ModelManifest } from '#models/manifest.ts';
 import { apiPrefix, pageRoutes, routes } from '../../lib/config.ts';
@@ -72,6 +74,29 @@ describe('README.md', () => {
     );
     const missing = [...names].filter((name) => !readme.includes(`\`${name}\``)).sort();
     expect(missing, 'document these variables in the Configuration section of README.md').toEqual([]);
+  });
+
+  it("states each tunable's default as the configuration has it", () => {
+    const defaults = parseConfig({});
+    // A row may name several settings, with their defaults in the same order: `| \`A\`, \`B\` | 100, 200 |`.
+    const stated = (name: string) => {
+      const cells = readme
+        .split('\n')
+        .find((line) => line.startsWith('| `') && line.split('|')[1]!.includes(`\`${name}\``))
+        ?.split('|');
+      if (!cells) return undefined;
+      const names = cells[1]!.split(',').map((cell) => cell.trim());
+      const values = cells[2]!.split(', ').map((cell) => cell.trim());
+      return values.length === names.length ? values[names.indexOf(`\`${name}\``)] : values[0];
+    };
+    // A default is a size, a number or a word; the README may say more after it ("0 (every CPU …)").
+    const asWritten = (value: unknown) =>
+      typeof value === 'number' && value >= 1024 * 1024 ? formatBytes(value) : String(value);
+    const drifted = TUNABLE_SETTINGS.filter((name) => {
+      const text = (stated(name) ?? '').replaceAll('`', '');
+      return !text.startsWith(asWritten(defaults[name]));
+    }).map((name) => `${name}: README says "${stated(name)}", the code ${asWritten(defaults[name])}`);
+    expect(drifted).toEqual([]);
   });
 
   it('lists every operation among the modes of POST /jobs', () => {
