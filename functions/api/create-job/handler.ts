@@ -17,7 +17,7 @@ export const handler = apiHandler(contract, async ({ event, caller, body }) => {
   const idempotencyKey = validateIdempotencyKey(header(event, 'idempotency-key'));
   const created = await createJob(deps(), caller, request, { route, idempotencyKey });
   correlate({ jobId: created.job.id });
-  if (created.status === 202) {
+  if (!created.replayed) {
     recordJobCreated(created.job);
     logger.info('job created', { operation: created.job.operation, route });
   }

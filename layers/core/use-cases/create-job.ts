@@ -26,6 +26,8 @@ export interface CreateJobDeps extends SourceImageDeps {
 export interface CreateJobResult {
   status: 200 | 202;
   job: Job;
+  /** An Idempotency-Key replay: the job was created by an earlier request, so this one created nothing. */
+  replayed: boolean;
   /** The payer's balance once the job is in (its reservation made); null for the master key. */
   account: CreditAccount | null;
 }
@@ -125,7 +127,7 @@ export async function createJob(
   }
 
   await startOrFail(deps, job, 1);
-  return withBalance(deps, { status: 202, job });
+  return withBalance(deps, { status: 202, job, replayed: false });
 }
 
 async function withBalance(
@@ -140,7 +142,7 @@ async function findReplay(deps: CreateJobDeps, scope: string, key: string, finge
   if (!record) return null;
   const original = await deps.jobs.get(record.jobId);
   if (!original) return null;
-  return { status: replayDecision(record, fingerprint, original).status, job: original };
+  return { status: replayDecision(record, fingerprint, original).status, job: original, replayed: true };
 }
 
 /** Identifies "the same request" for Idempotency-Key: uploads by content, URLs and assets by reference. */

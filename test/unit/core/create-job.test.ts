@@ -279,7 +279,9 @@ describe('createJob: Idempotency-Key', () => {
     const balance = { available: STARTING_BALANCE - EDIT_COST, reserved: EDIT_COST, usedTotal: 0 };
     // Both answers show the balance with the one reservation, read after it was made.
     expect(first.account).toEqual(balance);
-    expect(again).toEqual({ status: 202, job: first.job, account: balance });
+    // The replay says so, so the creation is logged and counted once.
+    expect(first.replayed).toBe(false);
+    expect(again).toEqual({ status: 202, job: first.job, account: balance, replayed: true });
     expect(w.balanceOf('key_1')).toEqual(balance);
     expect(w.store.stored.size).toBe(1);
     expect(w.store.started).toHaveLength(1);
