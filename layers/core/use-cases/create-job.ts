@@ -116,11 +116,18 @@ export async function createJob(
   const reservation = account
     ? { account, amount: cost, kind: 'reserve' as const, jobId: job.id, jobVersion: job.version }
     : null;
-  const outcome = await deps.jobs.insert(job, reservation, claim);
-  if (!outcome.inserted) {
-    // Lost a race with an identical request: the other one owns the key, so drop our copy.
+  const dropStoredFiles = async () => {
     await deps.objects.delete(sourceKey);
     if (backgroundKey) await deps.objects.delete(backgroundKey);
+  };
+  // A refused insert (429 jobs in flight, 402 a balance spent by a concurrent job) leaves no job to own them.
+  const outcome = await deps.jobs.insert(job, reservation, claim).catch(async (error: unknown) => {
+    await dropStoredFiles();
+    throw error;
+  });
+  if (!outcome.inserted) {
+    // Lost a race with an identical request: the other one owns the key, so drop our copy.
+    await dropStoredFiles();
     const replay = await findReplay(deps, claim!.scope, claim!.key, fingerprint);
     if (replay) return withBalance(deps, replay);
     throw new TransientError('Idempotency record vanished during a concurrent request; retry');

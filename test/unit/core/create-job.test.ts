@@ -248,6 +248,7 @@ describe('createJob: jobs in flight (429)', () => {
     expect(w.balanceOf('key_1')).toEqual(before);
     expect(w.store.stored.size).toBe(2);
     expect(w.store.started).toHaveLength(2);
+    expect(w.objects.size, 'the refused job keeps no photo').toBe(2);
   });
 
   it('says 402, not 429, to a caller who could not pay anyway', async () => {
