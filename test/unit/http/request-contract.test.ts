@@ -17,7 +17,7 @@ import { ROUTE_CONTRACTS, requestSchemas } from '../../../functions/api/openapi.
  * The request a route documents is the one it validates at run time: each documented field is the very
  * zod object the handler's parser uses, not a copy that could drift. Only what no schema parses is
  * exempt: uploads (read by the body parser) and the `/process` mode, checked by `parseJobRequest`
- * against `LEGACY_PROCESS_MODES`.
+ * against `LEGACY_PROCESS_OPERATION_NAMES`.
  */
 const RUNTIME: Record<keyof typeof requestSchemas, z.ZodObject> = {
   JobInput: JobInputSchema,
