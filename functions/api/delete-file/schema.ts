@@ -7,7 +7,7 @@ import { documented } from '#http/schemas/fields.ts';
 const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
 
 /** The path parameter only this endpoint has: the schema its handler gets it parsed by, described. */
-export const pathParameters = {
+const pathParameters = {
   file_id: documented(FileIdSchema, { description: 'File id.' }),
 };
 
