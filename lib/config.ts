@@ -1,16 +1,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  methodsOf,
-  pageHandler,
-  pageRoutes,
-  type RouteEntry,
-  type RouteMethod,
-  routes,
-} from '../functions/api/route-table.ts';
+import { methodsOf, pageHandler, pageRoutes, routes } from '../functions/api/route-table.ts';
 import { errorNames } from '../layers/core/error-names.ts';
-import { API_PREFIX } from '../layers/core/jobs/envelope.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from '../layers/core/webhooks/retry-schedule.ts';
 
@@ -22,13 +14,11 @@ export const stackNames = {
   service: 'PhotoJobsService',
 } as const;
 
-export const apiPrefix = API_PREFIX;
-
 /**
  * The route table (every route under `/api/v1` and the static pages) lives beside the endpoints' own
  * statements, so that the `$default` route's function reads the very table the routes are made from.
  */
-export { methodsOf, pageHandler, pageRoutes, type RouteEntry, type RouteMethod, routes };
+export { methodsOf, pageHandler, pageRoutes, routes };
 
 /** The `$default` route's function: an unknown path is 404, a known one with another method 405 with `Allow`. */
 export const noRouteFunction = {
@@ -103,7 +93,7 @@ export const archiveFunction = {
  * slowest warm run at that photo, background_mask's 50.7 s on the bench host, takes 70 s at its 1.45 vCPUs,
  * under the function's 120 s.
  */
-export const inferenceMemorySizing = { peakRssMiB: 2186, margin: 0.15, stepMiB: 64 } as const;
+const inferenceMemorySizing = { peakRssMiB: 2186, margin: 0.15, stepMiB: 64 } as const;
 
 export const inference = {
   handler: 'functions/inference/handler.ts',
@@ -223,7 +213,7 @@ export const workflow = {
  * long enough for a burst of jobs to drain. Waits (full jitter, at most): 5, 10, 20, 40, 60 s, then 60 s;
  * about 13 minutes in all.
  */
-export const throttleRetry = {
+const throttleRetry = {
   error: 'Lambda.TooManyRequestsException',
   intervalSeconds: 5,
   backoffRate: 2,

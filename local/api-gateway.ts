@@ -13,10 +13,10 @@ import {
 import { type RouteTable, routeTable } from '#http/routes.ts';
 import { type StageThrottle, stageThrottle } from './stage-throttle.ts';
 
-export const INTEGRATION_TIMEOUT_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
+const INTEGRATION_TIMEOUT_MS = INTEGRATION_TIMEOUT_SECONDS * 1000;
 
 /** The route every request no other route takes; without one API Gateway answers 404 itself. */
-export const DEFAULT_ROUTE = '$default';
+const DEFAULT_ROUTE = '$default';
 
 export interface LocalRoute {
   /** `METHOD /path`, or `$default`. */
@@ -139,7 +139,7 @@ function applyCors(cors: CorsConfiguration, req: IncomingMessage, res: ServerRes
 }
 
 /** The request listener alone (createApiServer adds the parts that live on the server). */
-export function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions = {}) {
+function apiGatewayListener(routes: LocalRoute[], options: GatewayOptions = {}) {
   const byKey = new Map(routes.map((route) => [route.routeKey, route]));
   const table = routeTable(routes.map((route) => route.routeKey).filter((key) => key !== DEFAULT_ROUTE));
   const stage = options.throttle ? stageThrottle(options.throttle) : null;

@@ -39,7 +39,7 @@ export class DynamoError extends Error {
   }
 }
 
-export const validation = (message: string) =>
+const validation = (message: string) =>
   new DynamoError(400, { __type: 'com.amazon.coral.validate#ValidationException', message });
 
 /** Runs one action on the engine: what a transaction's steps go through. */

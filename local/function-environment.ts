@@ -8,7 +8,7 @@ import type { LocalFunction } from './template.ts';
  * every call: the clients of a process outlive an invocation, and one past its timeout signs with another key
  * (lambda-runtime.ts).
  */
-export const roleCredentials = (logicalId: string) => ({
+const roleCredentials = (logicalId: string) => ({
   AWS_ACCESS_KEY_ID: logicalId,
   AWS_SECRET_ACCESS_KEY: LOCAL_SECRET_KEY,
   AWS_CREDENTIAL_EXPIRATION: new Date(0).toISOString(),

@@ -1,7 +1,7 @@
 /** Where `npm start` listens, and what follows from it for outbound requests to this machine. */
 import { classifyAddress, LOOPBACK_SETTING } from '#core/net/address-policy.ts';
 
-export const DEFAULT_HOST = '127.0.0.1';
+const DEFAULT_HOST = '127.0.0.1';
 
 export interface ListenPlan {
   host: string;

@@ -13,7 +13,7 @@ export const START_EXECUTION = /^arn:aws[\w-]*:states:[^:]*:[^:]*:states:startEx
 
 export type WorkflowType = 'STANDARD' | 'EXPRESS';
 /** An Express execution runs five minutes at most, whatever its definition says. */
-export const EXPRESS_LIMIT_SECONDS = 300;
+const EXPRESS_LIMIT_SECONDS = 300;
 // The library reads none of these: running a definition that uses them would silently do something else.
 const UNSUPPORTED = [
   'Assign',

@@ -21,7 +21,7 @@ import {
 } from './onnx-proto.ts';
 
 /** The output the segmenter reads; it is what IMG.LY's pipeline reads too. */
-export const ISNET_OUTPUT = 'output';
+const ISNET_OUTPUT = 'output';
 
 /** float16 bits to float32 bits; exact for every value, infinities and NaNs kept. */
 function halfToFloatBits(h: number): number {

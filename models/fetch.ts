@@ -42,12 +42,12 @@ export const modelsCacheDir = (modelsDir?: string): string =>
   path.resolve(modelsDir || path.join(PROJECT_ROOT, '.cache', 'models'));
 
 /** The directories a running service searches, the cache first. */
-export const modelSearchDirs = (cacheDir: string): string[] => [
+const modelSearchDirs = (cacheDir: string): string[] => [
   cacheDir,
   ...defaultModelSearchDirs(PROJECT_ROOT).filter((dir) => path.resolve(dir) !== cacheDir),
 ];
 
-export class ModelFetchError extends Error {
+class ModelFetchError extends Error {
   override readonly name = 'ModelFetchError';
 }
 
@@ -84,7 +84,7 @@ export function sourceUrl(model: ModelManifest, baseUrl?: string): string {
   return url;
 }
 
-export function checkUrlAllowed(model: ModelManifest, url: string): void {
+function checkUrlAllowed(model: ModelManifest, url: string): void {
   let parsed: URL;
   try {
     parsed = new URL(url);

@@ -14,7 +14,7 @@ import { writeVerified } from '#models/write-verified.ts';
  * chunks under `dist/`, each named by its sha256 and listed in order in `dist/resources.json`. Only the
  * joined model file is used, never the package's code (the package is AGPL-3.0, the weights MIT).
  */
-export const ISNET_PACKAGE = '@imgly/background-removal-data';
+const ISNET_PACKAGE = '@imgly/background-removal-data';
 /** The resource in `resources.json` that joins into MODELS.isnet (see docs/decisions/0023-isnet-segmenter.md for small vs medium). */
 export const ISNET_RESOURCE = '/models/medium';
 

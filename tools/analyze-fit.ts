@@ -39,7 +39,7 @@ export type FitSettings = { -readonly [K in keyof typeof FIT_SETTINGS]: number }
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const DEFAULT_EVAL_DIR = path.resolve(REPO_ROOT, '..', 'shared', 'eval');
-export const CACHE_DIR = path.join(REPO_ROOT, '.cache', 'analyze-samples');
+const CACHE_DIR = path.join(REPO_ROOT, '.cache', 'analyze-samples');
 
 /** Every labelled sample of the eval directory with the turntable frames, observed (cached). */
 export async function loadSamples(evalDir = DEFAULT_EVAL_DIR, log: (line: string) => void = () => {}) {
@@ -66,7 +66,7 @@ export function viewWeight(s: Sample, settings: FitSettings = FIT_SETTINGS): num
     : settings.turntableWeight;
 }
 
-export const typeLabel = (s: Sample): number => PHOTO_TYPES.indexOf(s.photo.photoType);
+const typeLabel = (s: Sample): number => PHOTO_TYPES.indexOf(s.photo.photoType);
 
 /** Index in VIEWS of the sample's view (of its mirror image when `mirrored`), -1 when unlabelled. */
 export const viewLabel = (s: Sample, mirrored: boolean): number =>

@@ -46,9 +46,9 @@ import {
 import { replaceBackground } from '#vision/operations/background.ts';
 import { isnetSegmenter } from '#vision/segmenter.ts';
 
-export const SOURCES = ['listing', 'street', 'podium', 'turntable'] as const;
-export type Source = (typeof SOURCES)[number];
-export const AUGMENTATIONS = ['orig', 'crop', 'closeup'] as const;
+const SOURCES = ['listing', 'street', 'podium', 'turntable'] as const;
+type Source = (typeof SOURCES)[number];
+const AUGMENTATIONS = ['orig', 'crop', 'closeup'] as const;
 export type Augmentation = (typeof AUGMENTATIONS)[number];
 export type LabelledType = 'exterior' | 'interior' | 'podium';
 
@@ -146,13 +146,13 @@ export async function readPhotos(evalDir: string): Promise<Photo[]> {
  * What each photo is seen as. Composites and turntable frames only as they are (a crop of a rendered backdrop teaches little
  * and the observing time is better spent on real photos); interiors have no car box to close up on.
  */
-export function augmentationsOf(photo: Photo): readonly Augmentation[] {
+function augmentationsOf(photo: Photo): readonly Augmentation[] {
   if (photo.source === 'podium' || photo.source === 'turntable') return ['orig'];
   if (photo.photoType === 'interior') return ['orig', 'crop'];
   return AUGMENTATIONS;
 }
 
-export const sampleId = (photo: Photo, augmentation: Augmentation) =>
+const sampleId = (photo: Photo, augmentation: Augmentation) =>
   `${photo.source}:${photo.file}${photo.backdrop ? `@${photo.backdrop}` : ''}#${augmentation}`;
 
 /** A small seeded generator, so that every sample and fold is the same on every run. */

@@ -7,7 +7,7 @@ import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { ENDPOINTS } from './endpoints.ts';
 import { contract as pages } from './get-page/schema.ts';
 
-export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export interface RouteEntry {
   method: RouteMethod;

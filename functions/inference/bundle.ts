@@ -11,7 +11,7 @@ export const inferenceExternals = ['onnxruntime-node', 'sharp'] as const;
 
 const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
-export const inferenceBundleOptions = (outfile: string): BuildOptions => ({
+const inferenceBundleOptions = (outfile: string): BuildOptions => ({
   entryPoints: [resolve(repoRoot, 'functions/inference/handler.ts')],
   outfile,
   bundle: true,

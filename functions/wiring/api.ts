@@ -16,7 +16,7 @@ import { withBatchHooks } from './batch.ts';
  * outbound HTTP clients for `url` sources and redeliveries, and the function's logger. Their role grants
  * exactly this.
  */
-export function apiWiring(cfg: Config = config()) {
+function apiWiring(cfg: Config = config()) {
   const table = tableAdapters(cfg, { dynamodb: dynamodbClient(cfg) });
   const bucket = bucketAdapters(cfg);
   return {

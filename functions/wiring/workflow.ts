@@ -46,6 +46,3 @@ export const archiveDeps = oncePerConfig((cfg) => {
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
   });
 });
-
-/** The sweeper of stuck work needs what settlement does: the table and the workflows (it restarts or fails what stopped moving). */
-export const sweepDeps = settleDeps;

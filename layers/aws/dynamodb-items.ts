@@ -35,7 +35,7 @@ export const seqSortKey = (seq: number): string => seq.toString().padStart(20, '
 export type Item = Record<string, AttributeValue>;
 
 /** The statuses in which a job or a batch is not yet at its end, and so is watched by the sweeper. */
-export const ACTIVE_STATUSES = {
+const ACTIVE_STATUSES = {
   JOB: ['queued', 'processing'],
   BATCH: ['unpacking', 'processing'],
 } as const satisfies Record<string, readonly string[]>;

@@ -41,11 +41,7 @@ export function jobItem(job: Job): Item {
  * One credit movement as a guarded in-place update: the guards are what keep balances from going
  * negative. `in_flight` counts the account's open reservations, which caps concurrent jobs (429).
  */
-export function movementWrite(
-  table: string,
-  movement: CreditMovement,
-  maxInFlight: number,
-): TransactWriteItem {
+function movementWrite(table: string, movement: CreditMovement, maxInFlight: number): TransactWriteItem {
   // DynamoDB refuses placeholders an expression does not use, so each update names exactly its own.
   const values = { ':a': { N: String(movement.amount) }, ':one': { N: '1' } };
   const update = {

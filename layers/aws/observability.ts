@@ -80,7 +80,7 @@ class PhotoJobsLogger extends Logger {
 }
 
 export const logger = new PhotoJobsLogger({ serviceName: telemetry.serviceName });
-export const metrics = new Metrics({
+const metrics = new Metrics({
   serviceName: telemetry.serviceName,
   namespace: telemetry.metricsNamespace,
 });
@@ -129,7 +129,7 @@ export function observability<E>(correlation: (event: E) => Correlation): Middle
  * An error that ends an invocation unanswered. What the service expects to happen (a photo without a plate,
  * a cancelled job, a retry to come) is an outcome, logged without a stack; only a fault is an ERROR.
  */
-export function logOutcome(error: unknown): void {
+function logOutcome(error: unknown): void {
   if (error instanceof JobCancelledError) {
     logger.info('job not run', { reason: error.message });
   } else if (error instanceof ServiceError && error.expose && error.status < 500) {

@@ -17,7 +17,7 @@ import type { ObjectStore, ObjectStreams, UploadTargets } from '#core/ports.ts';
 import { clientSettings } from './client-settings.ts';
 
 /** Parts of a streamed upload; S3 wants at least 5 MiB for every part but the last. */
-export const PART_BYTES = 8 * 1024 * 1024;
+const PART_BYTES = 8 * 1024 * 1024;
 
 export const s3Client = (cfg: Config) =>
   new S3Client({

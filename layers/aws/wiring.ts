@@ -31,7 +31,7 @@ import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
 export const systemClock: Clock = { now: () => new Date() };
 
 /** A setting this function cannot run without: its absence fails the cold start with the variable's name. */
-export function required<K extends keyof Config>(cfg: Config, name: K): NonNullable<Config[K]> {
+function required<K extends keyof Config>(cfg: Config, name: K): NonNullable<Config[K]> {
   const value = cfg[name];
   if (value === undefined || value === null || value === '')
     throw new Error(`Invalid configuration: ${String(name)} is not set for this function`);
@@ -129,8 +129,8 @@ export const bucketAdapters = (cfg: Config) => {
 /** Starts the job and archive workflows; the ARNs are checked on use, since only some callers start one. */
 export const workflowAdapter = (cfg: Config) => {
   const sfn = onFirstCall(async () => {
-    const module = await import('./sfn-workflow.ts');
-    return { ...module, client: module.sfnClient(cfg) };
+    const { sfnClient, sfnWorkflow, sfnArchiveWorkflow } = await import('./sfn-workflow.ts');
+    return { sfnWorkflow, sfnArchiveWorkflow, client: sfnClient(cfg) };
   });
   const jobs = async () => {
     const { sfnWorkflow, client } = await sfn();

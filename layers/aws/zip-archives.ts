@@ -4,14 +4,13 @@ import { crc32 } from 'node:zlib';
 import { GetObjectCommand, HeadObjectCommand, NoSuchKey, NotFound, type S3Client } from '@aws-sdk/client-s3';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
-import { BadRequestError, UnsupportedMediaTypeError } from '#core/errors.ts';
+import { BadRequestError, UnsupportedMediaTypeError, ZipEntryError } from '#core/errors.ts';
 import {
   checkRecordCount,
   entryCap,
   tooLarge,
   type ZipBudget,
   type ZipEntry,
-  ZipEntryError,
   type ZipLimits,
   zipDirectory,
 } from '#core/limits/archive.ts';

@@ -7,7 +7,6 @@ export const errorNames = {
   BadRequestError: 'BadRequestError',
   SourceImageError: 'SourceImageError',
   UnauthorizedError: 'UnauthorizedError',
-  ForbiddenError: 'ForbiddenError',
   InsufficientCreditsError: 'InsufficientCreditsError',
   NotFoundError: 'NotFoundError',
   MethodNotAllowedError: 'MethodNotAllowedError',

@@ -1,7 +1,5 @@
 import { awsDenialNames, type ErrorName, errorNames } from './error-names.ts';
 
-export { type ErrorName, errorNames } from './error-names.ts';
-
 interface Failure {
   /** The HTTP status of an API answer. */
   readonly status: number;
@@ -26,7 +24,6 @@ export const FAILURES = {
   ZipEntryError: failure(400),
   UnauthorizedError: failure(401),
   InsufficientCreditsError: failure(402),
-  ForbiddenError: failure(403),
   NotFoundError: failure(404),
   MethodNotAllowedError: failure(405),
   ConflictError: failure(409),
@@ -77,10 +74,6 @@ export class SourceImageError extends ServiceError {
 
 export class UnauthorizedError extends ServiceError {
   override readonly name: ErrorName = errorNames.UnauthorizedError;
-}
-
-export class ForbiddenError extends ServiceError {
-  override readonly name: ErrorName = errorNames.ForbiddenError;
 }
 
 export class InsufficientCreditsError extends ServiceError {

@@ -4,7 +4,8 @@ import type { LedgerEntry } from './credits/ledger.ts';
 import type { Asset } from './files/asset-record.ts';
 import type { FileRecord } from './files/files.ts';
 import type { IdempotencyRecord } from './idempotency/idempotency.ts';
-import type { Composition, Job, JobParams, JobStatus, Operation, PlateFound } from './jobs/job.ts';
+import type { Composition, Job, JobParams, JobStatus, PlateFound } from './jobs/job.ts';
+import type { Operation } from './jobs/operations.ts';
 import type { ApiKeyRecord, KeyDefaults } from './keys/api-key.ts';
 import type { ZipBudget, ZipEntry, ZipLimits, ZipListing } from './limits/archive.ts';
 import type { RateWindow } from './limits/rate.ts';
@@ -28,7 +29,7 @@ export interface IdempotencyClaim {
   fingerprint: string;
 }
 
-export type InsertOutcome = { inserted: true } | { inserted: false; existing: IdempotencyRecord };
+type InsertOutcome = { inserted: true } | { inserted: false; existing: IdempotencyRecord };
 
 /** Jobs and the credits that move with them. Every write is atomic with its credit movement. */
 export interface JobRepository {
@@ -52,7 +53,7 @@ export interface JobRepository {
   listByOwner(ownerId: string, page: JobPage): Promise<{ jobs: Job[]; nextCursor: number | null }>;
 }
 
-export interface JobPage {
+interface JobPage {
   limit: number;
   before: number | null;
   status: JobStatus | null;

@@ -10,7 +10,7 @@ export const KB = 1024;
 export const MB = 1024 * KB;
 export const GB = 1024 * MB;
 
-export const MINUTE_SECONDS = 60;
+const MINUTE_SECONDS = 60;
 export const HOUR_SECONDS = 60 * MINUTE_SECONDS;
 export const DAY_SECONDS = 24 * HOUR_SECONDS;
 

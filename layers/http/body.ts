@@ -21,7 +21,7 @@ export interface ParsedBody {
 export const header = (event: APIGatewayProxyEventV2, name: string): string | undefined =>
   event.headers?.[name.toLowerCase()];
 
-export function rawBody(event: APIGatewayProxyEventV2): Buffer {
+function rawBody(event: APIGatewayProxyEventV2): Buffer {
   if (!event.body) return Buffer.alloc(0);
   return Buffer.from(event.body, event.isBase64Encoded ? 'base64' : 'utf8');
 }

@@ -47,7 +47,7 @@ export interface HttpStackDeps extends Omit<AuthDeps, 'masterKeySha256'>, Bodile
   rates?: RequestRates;
 }
 
-export interface ErrorLog {
+interface ErrorLog {
   error(message: string, error: Error): void;
 }
 
@@ -137,7 +137,7 @@ function headless(event: HttpEvent, response: HttpResult): HttpResult {
 }
 
 /** The spec's error body for a thrown error; what the client is not told (a 5xx, a hidden cause) is logged. */
-export function errorResponse(error: unknown, log: ErrorLog): HttpResult {
+function errorResponse(error: unknown, log: ErrorLog): HttpResult {
   if (error instanceof ServiceError) {
     const message = error.expose ? error.message : 'The service could not complete the request; try again';
     if (!error.expose || error.status >= 500) log.error('request failed', error);

@@ -7,7 +7,7 @@ import tls from 'node:tls';
 import { PayloadTooLargeError, SourceImageError } from '#core/errors.ts';
 import { isAllowedTarget } from '#core/net/address-policy.ts';
 
-export interface ResolvedAddress {
+interface ResolvedAddress {
   address: string;
   family: number;
 }

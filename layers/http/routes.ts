@@ -32,7 +32,7 @@ function compile(routeKey: string): CompiledRoute {
   };
 }
 
-export interface RouteMatch {
+interface RouteMatch {
   routeKey: string;
   /** Named as the route names them, still percent-encoded as the request sent them. */
   rawParameters: Record<string, string>;

@@ -14,7 +14,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const firstExisting = (...candidates: string[]): string =>
   candidates.find((candidate) => existsSync(candidate)) ?? candidates.at(-1)!;
 
-export const PAGE_ROOTS = {
+const PAGE_ROOTS = {
   web: () => firstExisting(path.join(here, 'web'), path.resolve(here, '..', '..', 'web')),
   swaggerUi: () =>
     firstExisting(
@@ -24,7 +24,7 @@ export const PAGE_ROOTS = {
 };
 
 /** The files of swagger-ui-dist that /docs loads; nothing else of the package is served. */
-export const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
+const SWAGGER_UI_FILES = ['swagger-ui-bundle.js', 'swagger-ui.css'] as const;
 
 const CONTENT_TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

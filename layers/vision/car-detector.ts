@@ -20,12 +20,12 @@ export interface ObjectDetector {
   detect(image: DecodedImage, options?: ObjectDetectOptions): Promise<ObjectCandidate[]>;
 }
 
-export interface ObjectDetectOptions extends Pick<NanodetDecodeOptions, 'scoreThreshold' | 'priors'> {
+interface ObjectDetectOptions extends Pick<NanodetDecodeOptions, 'scoreThreshold' | 'priors'> {
   /** Look only inside this part of the image (whole pixels); boxes still come in the image's pixels. */
   readonly region?: Box;
 }
 
-export interface ObjectDetectorOptions {
+interface ObjectDetectorOptions {
   readonly intraOpNumThreads?: number;
 }
 
@@ -33,7 +33,7 @@ const MEAN_BGR = [103.53, 116.28, 123.675] as const;
 const STD_BGR = [57.375, 57.12, 58.395] as const;
 
 /** Loads NanoDet-Plus from a verified path; see `locateModel`. */
-export async function createCarDetector(
+async function createCarDetector(
   modelPath: string,
   options: ObjectDetectorOptions = {},
 ): Promise<ObjectDetector> {

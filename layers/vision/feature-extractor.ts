@@ -7,7 +7,7 @@ import type { DecodedImage } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
 
 /** MobileNetV2's last feature map, channel-major (CHW): 1280 x 7 x 7 for a 224 input. */
-export interface FeatureMap {
+interface FeatureMap {
   readonly channels: number;
   readonly height: number;
   readonly width: number;
@@ -20,7 +20,7 @@ export interface FeatureExtractor {
   extract(image: DecodedImage, region?: Box, options?: ExtractOptions): Promise<FeatureMap>;
 }
 
-export interface ExtractOptions {
+interface ExtractOptions {
   /** Flip the region horizontally first: the feature map of the mirrored photo, without flipping it all. */
   readonly mirror?: boolean;
 }

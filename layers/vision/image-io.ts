@@ -17,12 +17,10 @@ export interface DecodedImage {
   readonly pixels: Buffer;
 }
 
-/** What a result image is encoded as: the same three types a source may be. */
-export type ResultType = ImageType;
-
 export interface EncodedImage {
   readonly data: Buffer;
-  readonly contentType: ResultType;
+  /** What a result image is encoded as: the same three types a source may be. */
+  readonly contentType: ImageType;
   /** The encoded size: smaller than the image's when `maxWidth` scaled it down. */
   readonly width: number;
   readonly height: number;
@@ -34,17 +32,14 @@ export interface OutputOptions {
   readonly maxWidth?: number | null;
 }
 
-const CONTENT_TYPES: Record<OutputFormat, ResultType> = {
+const CONTENT_TYPES: Record<OutputFormat, ImageType> = {
   jpg: 'image/jpeg',
   png: 'image/png',
   webp: 'image/webp',
 };
 
-/** The file extension of a result's content type: `result.jpg`, `result.png`, `result.webp`. */
-export { extensionOf } from '#core/images.ts';
-
 /** The content type of an output format. */
-export const contentTypeOf = (format: OutputFormat): ResultType => CONTENT_TYPES[format];
+export const contentTypeOf = (format: OutputFormat): ImageType => CONTENT_TYPES[format];
 
 /** The size an image of `width` x `height` is encoded at under `maxWidth`: never wider, never enlarged. */
 export function outputSize(

@@ -25,7 +25,7 @@ const IMPLEMENTATIONS: Record<Operation, OperationImpl> = {
 };
 
 /** The model files each operation's output depends on, as the registry names them. */
-export function modelsUsedBy(operation: Operation): readonly ModelId[] {
+function modelsUsedBy(operation: Operation): readonly ModelId[] {
   const ids = OPERATION_REGISTRY[operation].models;
   for (const id of ids) {
     if (!(id in MODELS))

@@ -64,7 +64,7 @@ import {
 } from '#vision/plate-proposals.ts';
 import type { TextReader } from '#vision/text-reader.ts';
 
-export type { DetectOptions, PlateDetection };
+export type { PlateDetection };
 
 export interface PlateDetector {
   /** Recorded with results so that a change of weights shows. */
@@ -85,7 +85,7 @@ export interface PlateDetector {
   find(image: DecodedImage | SourceLevels, rule?: PlateRule): Promise<PlateDetection[]>;
 }
 
-export interface CandidateOptions {
+interface CandidateOptions {
   /** Looks that cannot lift a candidate to this are not taken (default: the rule's threshold). */
   readonly threshold?: number;
   /** Text is read only where it can change the decision under this rule (the shipped one by default). */

@@ -40,7 +40,7 @@ export interface WebhookRetrySchedule {
   maxDelay: Duration;
 }
 
-export const defaultWebhookRetrySchedule: WebhookRetrySchedule = {
+const defaultWebhookRetrySchedule: WebhookRetrySchedule = {
   interval: Duration.seconds(webhookRetry.intervalSeconds),
   backoffRate: webhookRetry.backoffRate,
   maxAttempts: webhookRetry.maxAttempts,
@@ -299,4 +299,4 @@ export class JobWorkflow extends Construct {
 }
 
 /** What the StartExecution integration fails with when the name is taken. */
-export const followUpTaken = 'StepFunctions.ExecutionAlreadyExistsException';
+const followUpTaken = 'StepFunctions.ExecutionAlreadyExistsException';

@@ -48,7 +48,7 @@ export function wilson(successes: number, n: number, z = 1.96): [number, number]
   return [Math.max(0, centre - half), Math.min(1, centre + half)];
 }
 
-export interface Figure {
+interface Figure {
   readonly name: string;
   readonly k: number;
   readonly n: number;
@@ -106,7 +106,7 @@ function figuresOf(
 
 const fmt = (v: number) => v.toFixed(3);
 
-export function formatFigures(figures: readonly Figure[]): string {
+function formatFigures(figures: readonly Figure[]): string {
   const rows = figures.map((f) => [
     f.name,
     `${f.k}/${f.n}`,

@@ -31,7 +31,7 @@ import { spread } from './backgrounds.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const evalDir = path.resolve(repoRoot, '..', 'shared', 'eval');
-export const recordsDir = path.join(repoRoot, '.cache', 'eval-refusals');
+const recordsDir = path.join(repoRoot, '.cache', 'eval-refusals');
 
 /** Photos per source (PHOTO_JOBS_REFUSAL_SAMPLE overrides the default of each); `ro` adds its night frames. */
 const DEFAULT_SAMPLE = {
@@ -47,19 +47,10 @@ const DEFAULT_SAMPLE = {
 };
 export type RefusalSource = keyof typeof DEFAULT_SAMPLE;
 /** Sources whose every photo shows a car: the ones the ≤ 1% target is about. */
-export const CAR_SOURCES: readonly RefusalSource[] = [
-  'ro',
-  'in',
-  'eu',
-  'us',
-  'br',
-  'views',
-  'davis',
-  'turntable',
-];
+const CAR_SOURCES: readonly RefusalSource[] = ['ro', 'in', 'eu', 'us', 'br', 'views', 'davis', 'turntable'];
 
 /** The night frames of plates-ro (video nightride_type3_001, numbered after the 114 day frames). */
-export const isNightFrame = (file: string) => {
+const isNightFrame = (file: string) => {
   const m = /ro-(\d{4})\.jpg$/.exec(file);
   return m !== null && Number(m[1]) >= 115;
 };
@@ -152,7 +143,7 @@ const coverageOf = (m: Matte) => {
 const idOf = (file: string) => file.replace(/[/\\]/g, '_');
 
 /** Runs the operation's path on one photo and records what it decided. */
-export async function recordPhoto(
+async function recordPhoto(
   segmenter: Segmenter,
   cars: ObjectDetector,
   file: string,
@@ -197,7 +188,7 @@ export async function recordPhoto(
   };
 }
 
-export async function readRecords(): Promise<RefusalRecord[]> {
+async function readRecords(): Promise<RefusalRecord[]> {
   const file = path.join(recordsDir, 'records.jsonl');
   if (!existsSync(file)) return [];
   return (await readFile(file, 'utf8'))
@@ -213,7 +204,7 @@ const rate = (k: number, n: number) => {
 };
 
 /** Refusals per source with 95% Wilson intervals; "no foreground" (coverage too low) counted apart. */
-export function refusalTable(records: readonly RefusalRecord[]): string {
+function refusalTable(records: readonly RefusalRecord[]): string {
   const lines = [
     '| source | photos | no vehicle found | refused "no foreground" | refused, any 802 |',
     '|---|---|---|---|---|',
@@ -262,7 +253,7 @@ export async function evalRefusals(models: ModelCache): Promise<RefusalRecord[]>
  * (null: the rule as it was). Coverage is judged at 1024 x 1024, not after the upscale and refinement, which
  * move it by a fraction of a percent.
  */
-export async function decideOffline(record: RefusalRecord, level: number | null): Promise<string | null> {
+async function decideOffline(record: RefusalRecord, level: number | null): Promise<string | null> {
   const { data, info } = await sharp(path.join(recordsDir, `${idOf(record.file)}.png`))
     .extractChannel(0)
     .raw()

@@ -26,9 +26,9 @@ import { isnetSegmenter } from '#vision/segmenter.ts';
 import { wilson } from './analysis.ts';
 
 /** Longer side the eval photos are scaled to before segmenting. */
-export const EVAL_SIDE = 1024;
+const EVAL_SIDE = 1024;
 /** Photos per source, evenly spread through each source's sorted list. */
-export const SAMPLE = { views: 16, interiors: 6, eu: 10, us: 10, br: 10 } as const;
+const SAMPLE = { views: 16, interiors: 6, eu: 10, us: 10, br: 10 } as const;
 export type Source = keyof typeof SAMPLE;
 
 /** A photo's matte is clean when under this share of its foreground is outside the grown car box. */
@@ -36,7 +36,7 @@ const CLEAN_OUTSIDE = 0.02;
 /** The smaller lower-corner coverage at or above which the wheels count as kept. */
 const WHEELS_KEPT = 0.25;
 
-export interface MatteFigures {
+interface MatteFigures {
   readonly outside: number;
   readonly islands: number;
   readonly wheels: number;
@@ -52,7 +52,7 @@ export interface PhotoResult {
   readonly after: MatteFigures;
 }
 
-export function figuresOf(matte: Matte, box: Box | null): MatteFigures {
+function figuresOf(matte: Matte, box: Box | null): MatteFigures {
   const components = foregroundComponents(matte, Math.ceil(0.001 * matte.width * matte.height));
   let fg = 0;
   for (const a of matte.alpha) if (a >= 128) fg++;
@@ -80,7 +80,7 @@ export function spread<T>(items: readonly T[], n: number): T[] {
   return Array.from({ length: n }, (_, i) => items[Math.floor((i * items.length) / n)]!);
 }
 
-export async function samplePhotos(evalDir: string): Promise<{ file: string; source: Source }[]> {
+async function samplePhotos(evalDir: string): Promise<{ file: string; source: Source }[]> {
   const photos = await readPhotos(evalDir);
   const listing = photos.filter((p) => p.source === 'listing');
   const files = (filter: (f: string) => boolean) =>
@@ -130,7 +130,7 @@ export async function evalImage(evalDir: string, file: string): Promise<DecodedI
   };
 }
 
-export async function measureBackgrounds(evalDir: string, models: ModelCache): Promise<PhotoResult[]> {
+async function measureBackgrounds(evalDir: string, models: ModelCache): Promise<PhotoResult[]> {
   const [segmenter, cars] = await Promise.all([isnetSegmenter(models), carDetector(models)]);
   const results: PhotoResult[] = [];
   const photos = await samplePhotos(evalDir);
@@ -162,7 +162,7 @@ const rate = (k: number, n: number) => {
 };
 
 /** One row per source and stage: the proxies as rates with 95% Wilson intervals and as quantiles. */
-export function backgroundTable(results: readonly PhotoResult[]): string[][] {
+function backgroundTable(results: readonly PhotoResult[]): string[][] {
   const header = [
     'source',
     'stage',
@@ -214,7 +214,7 @@ export function backgroundTable(results: readonly PhotoResult[]): string[][] {
 
 const pct = (v: number) => (Number.isNaN(v) ? '-' : `${(v * 100).toFixed(1)}%`);
 
-export function formatTable(rows: readonly string[][], markdown = false): string {
+function formatTable(rows: readonly string[][], markdown = false): string {
   if (markdown) {
     const line = (r: readonly string[]) => `| ${r.join(' | ')} |`;
     return [line(rows[0]!), line(rows[0]!.map(() => '---')), ...rows.slice(1).map(line)].join('\n');

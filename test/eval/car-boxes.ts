@@ -23,7 +23,7 @@ const SIDES = ['top', 'bottom', 'left', 'right'] as const;
 type Side = (typeof SIDES)[number];
 
 /** How far `found` lies inside `truth` on each side, in shares of the true box. */
-export function sideOffsets(found: Box, truth: Box): Record<Side, number> {
+function sideOffsets(found: Box, truth: Box): Record<Side, number> {
   return {
     top: (found.y - truth.y) / truth.h,
     bottom: (truth.y + truth.h - found.y - found.h) / truth.h,

@@ -32,7 +32,7 @@ const params: JobParams = {
 };
 
 /** Per source: the most flagged photos by the proxies before the fix, then the first ordinary one. */
-export function pickForSheet(results: readonly PhotoResult[], perSource = PER_SOURCE): PhotoResult[] {
+function pickForSheet(results: readonly PhotoResult[], perSource = PER_SOURCE): PhotoResult[] {
   const sources = [...new Set(results.map((r) => r.source))] as Source[];
   const flagged = (r: PhotoResult) =>
     (Number.isNaN(r.before.outside) ? 0 : r.before.outside) + 0.05 * r.before.islands;

@@ -22,7 +22,7 @@ import { isnetSegmenter } from '#vision/segmenter.ts';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-export interface MaskFigures {
+interface MaskFigures {
   readonly iou: number;
   readonly boundaryF: number;
 }
@@ -146,9 +146,9 @@ export async function loadFrames(evalDir: string, models: ModelCache): Promise<F
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /** The DAVIS sequence a frame belongs to (`car-turn-00012.jpg` → `car-turn`): frames of a clip are near copies. */
-export const clipOf = (frame: string) => frame.replace(/-\d+\.\w+$/, '');
+const clipOf = (frame: string) => frame.replace(/-\d+\.\w+$/, '');
 
-export interface FrameFigures {
+interface FrameFigures {
   readonly name: string;
   readonly clip: string;
   readonly before: MaskFigures;
@@ -169,7 +169,7 @@ const avg = (xs: readonly MaskFigures[]): MaskFigures => ({
   boundaryF: mean(xs.map((x) => x.boundaryF)),
 });
 
-export function summarise(perFrame: readonly FrameFigures[]): DavisFigures {
+function summarise(perFrame: readonly FrameFigures[]): DavisFigures {
   return {
     frames: perFrame.length,
     before: avg(perFrame.map((f) => f.before)),
@@ -227,7 +227,7 @@ export function davisReport(f: DavisFigures): string {
  * A setting chosen on some clips: the highest mean IoU among those whose mean boundary F is not below the
  * service's before the refinement (ties: the higher boundary F, then the earlier setting in the list).
  */
-export function choose(
+function choose(
   results: readonly { readonly options: RefineOptions; readonly perFrame: readonly FrameFigures[] }[],
   clips: ReadonlySet<string>,
 ): number {
@@ -250,7 +250,7 @@ export function choose(
 }
 
 /** Settings the leave-one-clip-out run chooses among (the shipped one first). */
-export function refineGrid(): RefineOptions[] {
+function refineGrid(): RefineOptions[] {
   const grid: RefineOptions[] = [DEFAULT_REFINE];
   for (const radius of [2, 3, 4]) {
     for (const eps of [1e-3, 1e-2]) {
@@ -266,7 +266,7 @@ export function refineGrid(): RefineOptions[] {
  * measured on the held-out clip's, so every frame's figure comes from a setting its clip did not choose.
  * The shipped setting is the one chosen on all clips.
  */
-export function leaveOneClipOut(
+function leaveOneClipOut(
   results: readonly { readonly options: RefineOptions; readonly perFrame: readonly FrameFigures[] }[],
 ): { folds: { clip: string; chosen: number; held: DavisFigures }[]; heldOut: DavisFigures; all: number } {
   const clips = [...new Set(results[0]!.perFrame.map((f) => f.clip))];

@@ -34,9 +34,9 @@ import {
 } from './plate-sources.ts';
 
 /** The non-plate fills of the street sources must stay at or under this many a photo (issue 34). */
-export const NON_PLATE_TARGET = 0.03;
+const NON_PLATE_TARGET = 0.03;
 
-export const CAUSES = [
+const CAUSES = [
   'timestamp/overlay',
   'sign',
   'vehicle lettering',
@@ -44,7 +44,7 @@ export const CAUSES = [
   'wheel',
   'other',
 ] as const;
-export type Cause = (typeof CAUSES)[number];
+type Cause = (typeof CAUSES)[number];
 
 /** One photo through the shipped finder. */
 export interface PhotoFills {
@@ -129,7 +129,7 @@ async function csvRows(file: string): Promise<string[][]> {
     .map((l) => l.split(','));
 }
 
-export async function readNonPlateLabels(file: string): Promise<NonPlateLabel[]> {
+async function readNonPlateLabels(file: string): Promise<NonPlateLabel[]> {
   return (await csvRows(file)).map(([f, x, y, w, h, cause, ...note]) => {
     if (!(CAUSES as readonly string[]).includes(cause!)) throw new Error(`${file}: unknown cause ${cause}`);
     return { file: f!, box: toBox([x!, y!, w!, h!]), cause: cause as Cause, note: note.join(',') };
@@ -137,7 +137,7 @@ export async function readNonPlateLabels(file: string): Promise<NonPlateLabel[]>
 }
 
 /** Every photo of every source not yet in `out`, through `find`, appended a line a photo as it comes. */
-export async function collectFills(evalDir: string, models: ModelCache, out: string): Promise<void> {
+async function collectFills(evalDir: string, models: ModelCache, out: string): Promise<void> {
   await mkdir(path.dirname(out), { recursive: true });
   const done = new Set((await readJsonLines<PhotoFills>(out)).map((p) => p.file));
   const detector = await plateDetector(models);
@@ -304,7 +304,7 @@ function docsTable(photos: readonly PhotoFills[], fills: readonly ClassedFill[])
 }
 
 /** Each fill off the labels with its context (three fill sizes about it, at least 160 px), outlined in red. */
-export async function writeCrops(evalDir: string, fills: readonly ClassedFill[], dir: string): Promise<void> {
+async function writeCrops(evalDir: string, fills: readonly ClassedFill[], dir: string): Promise<void> {
   await mkdir(dir, { recursive: true });
   for (const [i, f] of fills.entries()) {
     if (f.classed.kind === 'plate') continue;

@@ -35,10 +35,10 @@ import {
 } from './plate-sources.ts';
 
 /** Plate heights in px; 60 and 10 bracket the issue's 40, 25 and 15 to show where recall falls. */
-export const LADDER_RUNGS = [60, 40, 25, 15, 10] as const;
+const LADDER_RUNGS = [60, 40, 25, 15, 10] as const;
 export const FRAME_SIZE: Size = { width: 4000, height: 3000 };
 /** Paths under ../shared/eval. */
-export const LADDER_FRAMES = [
+const LADDER_FRAMES = [
   { name: 'street', file: 'plates/eu/eu7.jpg' },
   { name: 'car park', file: 'plates/us/car9.jpg' },
 ] as const;
@@ -289,7 +289,7 @@ export interface LadderFrame {
 }
 
 /** A frame photo enlarged and cut to `FRAME_SIZE`, with its known plates moved with it. */
-export async function loadFrame(file: string, plates: readonly Box[]): Promise<LadderFrame> {
+async function loadFrame(file: string, plates: readonly Box[]): Promise<LadderFrame> {
   const { width, height } = await sharp(file).metadata();
   const fit = frameFit({ width: width!, height: height! });
   const pixels = await sharp(file)
@@ -360,7 +360,7 @@ export async function judge(
 }
 
 /** plates-other.csv: plates of other cars in plates.csv photos, by absolute path. */
-export async function otherPlates(evalDir: string): Promise<Map<string, Box[]>> {
+async function otherPlates(evalDir: string): Promise<Map<string, Box[]>> {
   const rows = (await readFile(path.join(import.meta.dirname, 'plates-other.csv'), 'utf8'))
     .trim()
     .split(/\r?\n/)

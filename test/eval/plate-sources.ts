@@ -54,7 +54,7 @@ export interface SourcePhoto {
   readonly labels: readonly Box[];
 }
 
-export interface PhotoEvidence extends SourcePhoto {
+interface PhotoEvidence extends SourcePhoto {
   readonly size: Size;
   readonly candidates: readonly PlateCandidate[];
   readonly seconds: number;
@@ -109,7 +109,7 @@ export async function sourcePhotos(
  * At most `perSource` photos of each source, evenly spaced through its list (PLATE_EVAL_SAMPLE: a run
  * on a loaded 2-core machine; the full run is the default).
  */
-export function sample(photos: readonly SourcePhoto[], perSource: number): SourcePhoto[] {
+function sample(photos: readonly SourcePhoto[], perSource: number): SourcePhoto[] {
   const bySource = new Map<string, SourcePhoto[]>();
   for (const p of photos) bySource.set(p.source, [...(bySource.get(p.source) ?? []), p]);
   const lists = [...bySource.values()].map((list) => {
@@ -128,7 +128,7 @@ export function sample(photos: readonly SourcePhoto[], perSource: number): Sourc
  * The evidence of every photo not yet in `out` (this worker's share: every `shards`-th photo from
  * `shard`), appended as it comes.
  */
-export async function collectEvidence(
+async function collectEvidence(
   evalDir: string,
   models: ModelCache,
   out: string,
@@ -254,7 +254,7 @@ const emptyTally = (): Tally => ({
  * candidate neither signal confirmed), then a condition read from the label (scale, light, angle or
  * format), the first that holds.
  */
-export function missCause(
+function missCause(
   label: Box,
   photo: Size,
   luma: number,
@@ -283,7 +283,7 @@ export function missCause(
   return `${stage}; ${condition}`;
 }
 
-export function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): Tally {
+function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): Tally {
   const t = emptyTally();
   for (const p of photos) {
     t.photos++;
@@ -318,7 +318,7 @@ export function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): 
  * The grid every choice is made from: the thresholds, and the aspect gate as shipped (two-row plates
  * pass) or at 1.2 as before; the other gates stay as shipped. `>1` turns a text rule off.
  */
-export function textRuleGrid(): PlateRule[] {
+function textRuleGrid(): PlateRule[] {
   const rules: PlateRule[] = [];
   for (const minAspect of [PLATE_RULE.minAspect, 1.2])
     for (const threshold of [0.3, 0.35, 0.4, 0.45, 0.5])
@@ -333,7 +333,7 @@ export function textRuleGrid(): PlateRule[] {
  * (up to 10 characters or 9; digit look-alikes counted or not; capitals only or any case). The shipped
  * combination comes first: it wins a tie.
  */
-export const TEXT_FORMATS: readonly { readonly name: string; readonly options: PlateTextOptions }[] = [
+const TEXT_FORMATS: readonly { readonly name: string; readonly options: PlateTextOptions }[] = [
   10, 9,
 ].flatMap((maxCharacters) =>
   [true, false].flatMap((digitLookAlikes) =>
@@ -345,7 +345,7 @@ export const TEXT_FORMATS: readonly { readonly name: string; readonly options: P
 );
 
 /** The evidence with every text reading judged again under `options`, as the finder would have judged it. */
-export function judgedUnder(photos: readonly PhotoEvidence[], options: PlateTextOptions): PhotoEvidence[] {
+function judgedUnder(photos: readonly PhotoEvidence[], options: PlateTextOptions): PhotoEvidence[] {
   return photos.map((p) => ({
     ...p,
     candidates: p.candidates.map((c) => {
@@ -369,7 +369,7 @@ const judgedSources = (bySource: Map<string, PhotoEvidence[]>, options: PlateTex
   new Map([...bySource].map(([source, photos]) => [source, judgedUnder(photos, options)]));
 
 /** Mean over the sources of misses per plate (plate sources) and `DAMAGE_COST` x fills per photo (plate-less). */
-export function costOn(bySource: Map<string, PhotoEvidence[]>, rule: PlateRule): number {
+function costOn(bySource: Map<string, PhotoEvidence[]>, rule: PlateRule): number {
   let cost = 0;
   for (const [source, photos] of bySource) {
     const t = tallySource(photos, rule);
@@ -381,7 +381,7 @@ export function costOn(bySource: Map<string, PhotoEvidence[]>, rule: PlateRule):
 }
 
 /** The rule and text format of least cost; on a tie, the shipped ones, then the first in the grid. */
-export function chooseRule(bySource: Map<string, PhotoEvidence[]>): Choice {
+function chooseRule(bySource: Map<string, PhotoEvidence[]>): Choice {
   let best: Choice = { rule: PLATE_RULE, format: TEXT_FORMATS[0]! };
   let bestCost = Number.POSITIVE_INFINITY;
   for (const format of TEXT_FORMATS) {
@@ -407,7 +407,7 @@ const ruleText = ({ rule: r, format }: Choice) =>
   `t=${r.threshold} aspect>=${r.minAspect} text=${r.textConfirms > 1 ? 'off' : r.textConfirms} alone=${r.textAlone > 1 ? 'off' : r.textAlone} chars=${format.name}`;
 
 /** Leave-one-source-out figures, printed as markdown tables (docs/quality.md takes them as they are). */
-export function reportSources(evidence: readonly PhotoEvidence[]): string {
+function reportSources(evidence: readonly PhotoEvidence[]): string {
   const bySource = new Map<string, PhotoEvidence[]>();
   for (const e of evidence) bySource.set(e.source, [...(bySource.get(e.source) ?? []), e]);
   const lines = [

@@ -50,7 +50,7 @@ const STACKED_WITHIN = 3;
 const VEHICLE_SCORE = 0.35;
 const FILL = [255, 0, 255] as const;
 
-export interface PlatePhoto {
+interface PlatePhoto {
   readonly file: string;
   readonly region: string;
   readonly label: Box;
@@ -95,7 +95,7 @@ function containedShare(inner: Box, outer: Box): number {
  * quarter on the left or right (where wheels sit in every view but straight front or rear, and plates
  * seldom do) or near-square (a rim seen from the side; no plate standard is under 1.9:1).
  */
-export function wheelLike(fill: Box, vehicles: readonly Box[]): boolean {
+function wheelLike(fill: Box, vehicles: readonly Box[]): boolean {
   const cx = fill.x + fill.w / 2;
   const cy = fill.y + fill.h / 2;
   return vehicles.some((v) => {
@@ -137,7 +137,7 @@ function tallyByRegion(
 }
 
 /** The grid the cross-validation chooses from: threshold, and each gate on or off. */
-export function ruleGrid(): PlateRule[] {
+function ruleGrid(): PlateRule[] {
   const rules: PlateRule[] = [];
   for (let t = 0.2; t <= 0.601; t += 0.05) {
     // Gates on first: where a gate changes nothing on these photos, the tie keeps it.
@@ -161,7 +161,7 @@ export function ruleGrid(): PlateRule[] {
 const regionsOf = (t: Map<string, Tally>) => [...t.entries()].filter(([k]) => k !== 'all');
 
 /** Cost per photo, averaged over the regions: misses plus `DAMAGE_COST` per non-plate fill. */
-export function ruleCost(photos: readonly PlatePhoto[], rule: PlateRule): number {
+function ruleCost(photos: readonly PlatePhoto[], rule: PlateRule): number {
   const regions = regionsOf(tallyByRegion(photos, (p) => selectPlates(p.candidates, p.size, rule)));
   return (
     regions.reduce((s, [, t]) => s + (t.photos - t.hits + DAMAGE_COST * t.damage) / t.photos, 0) /
@@ -170,7 +170,7 @@ export function ruleCost(photos: readonly PlatePhoto[], rule: PlateRule): number
 }
 
 /** The rule of least cost; the first of the grid among equals. */
-export function chooseRule(photos: readonly PlatePhoto[], grid: readonly PlateRule[]): PlateRule {
+function chooseRule(photos: readonly PlatePhoto[], grid: readonly PlateRule[]): PlateRule {
   let best: { rule: PlateRule; cost: number } | undefined;
   for (const rule of grid) {
     const cost = ruleCost(photos, rule);
@@ -180,7 +180,7 @@ export function chooseRule(photos: readonly PlatePhoto[], grid: readonly PlateRu
 }
 
 /** Folds by a hash of the file name, dealt round-robin within each region so that each fold has all three. */
-export function foldsOf(photos: readonly PlatePhoto[]): Map<string, number> {
+function foldsOf(photos: readonly PlatePhoto[]): Map<string, number> {
   const hash = (s: string) => {
     let h = 2166136261;
     for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 16777619) >>> 0;

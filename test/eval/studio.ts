@@ -36,7 +36,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..'
 const THUMB_WIDTH = 220;
 
 /** Corner regions where side mirrors stand, relative to the car box. */
-export function mirrorCorners(box: Box): [Box, Box] {
+function mirrorCorners(box: Box): [Box, Box] {
   const w = 0.25 * box.w + 0.1 * box.w;
   const y = box.y + 0.2 * box.h;
   const h = 0.35 * box.h;
@@ -58,7 +58,7 @@ function areaIn(matte: Matte, region: Box): number {
 }
 
 /** Corners (0..2) where the final matte keeps under half of what ISNet found there. */
-export function mirrorsLost(raw: Matte, final: Matte, box: Box): number {
+function mirrorsLost(raw: Matte, final: Matte, box: Box): number {
   const min = 0.002 * box.w * box.h;
   return mirrorCorners(box).filter((corner) => {
     const before = areaIn(raw, corner);
@@ -112,7 +112,7 @@ export interface StudioFigures {
 }
 
 /** A proxy past these marks flags its photo on the contact sheet and in the counts. */
-export const PROXY_FLAGS: MatteProxies = { outside: 0.01, holes: 0.3, enclosed: 0.002, detached: 0.002 };
+const PROXY_FLAGS: MatteProxies = { outside: 0.01, holes: 0.3, enclosed: 0.002, detached: 0.002 };
 
 export async function evalStudio(
   evalDir: string,
@@ -305,7 +305,7 @@ export function studioReport(f: StudioFigures): string {
 }
 
 /** Mean of each proxy and the photos past its flag, with the proxies' definitions stated once here. */
-export function proxyReport(proxies: ReadonlyMap<string, MatteProxies>): string {
+function proxyReport(proxies: ReadonlyMap<string, MatteProxies>): string {
   const all = [...proxies.values()];
   const keys = Object.keys(PROXY_FLAGS) as (keyof MatteProxies)[];
   const lines = [

@@ -63,7 +63,7 @@ function carOutline(matte: Matte): { outside: Uint8Array; nearOutside: Uint8Arra
 }
 
 /** The share of the main car's filled, eroded outline where the matte is below `OPAQUE`. */
-export function translucentShare(matte: Matte): number {
+function translucentShare(matte: Matte): number {
   const outline = carOutline(matte);
   if (!outline) return 0;
   const { nearOutside } = outline;
@@ -87,7 +87,7 @@ const bin = (rgb: Uint8Array, i: number) =>
  * in its 16-level bin) and rare in the lower half of the car (under 0.5% of its pixels: not body paint).
  * `rgb` is the photo at the matte's size.
  */
-export function backgroundColourShare(matte: Matte, rgb: Uint8Array): number {
+function backgroundColourShare(matte: Matte, rgb: Uint8Array): number {
   const outline = carOutline(matte);
   if (!outline) return 0;
   const { width: w, height: h } = matte;

@@ -44,7 +44,7 @@ export function resolveJoin(value: unknown): string {
   return parts.map((part) => (typeof part === 'string' ? part : placeholder(part))).join(separator);
 }
 
-export function placeholder(intrinsic: unknown): string {
+function placeholder(intrinsic: unknown): string {
   const getAtt = (intrinsic as { 'Fn::GetAtt'?: [string, string] })['Fn::GetAtt'];
   if (getAtt) return `\${Token[${getAtt[0]}.${getAtt[1]}]}`;
   const ref = (intrinsic as { Ref?: string }).Ref;

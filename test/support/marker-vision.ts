@@ -28,14 +28,14 @@ import type { Segmenter } from '#vision/segmenter.ts';
  * unclassifiable (800).
  * Chosen by configuration: the local stack's LOCAL_INFERENCE_HANDLER names test/support/marker-inference.ts.
  */
-export const MARKER_PLATE_COLOR = '#00ffff';
-export const MARKER_INTERIOR_COLOR = '#6b4226';
+const MARKER_PLATE_COLOR = '#00ffff';
+const MARKER_INTERIOR_COLOR = '#6b4226';
 const MODEL_VERSION = 'marker-1';
 
 const isMarker = (r: number, g: number, b: number) => r < 80 && g > 180 && b > 180;
 
 /** The marker patches of an image, largest first: the "plates" of this runner. */
-export function markerPlates(image: DecodedImage): PlateDetection[] {
+function markerPlates(image: DecodedImage): PlateDetection[] {
   const { width, height, channels, pixels } = image;
   const alpha = new Uint8Array(width * height);
   for (let i = 0; i < alpha.length; i++) {
@@ -74,7 +74,7 @@ export function markerPlates(image: DecodedImage): PlateDetection[] {
 const wholeImage = (image: DecodedImage | SourceLevels) =>
   'pixels' in image ? Promise.resolve(image) : image.atScale(1);
 
-export const markerPlateDetector: PlateDetector = {
+const markerPlateDetector: PlateDetector = {
   modelVersion: MODEL_VERSION,
   detect: async (image) => markerPlates(image),
   find: async (image) => markerPlates(await wholeImage(image)),

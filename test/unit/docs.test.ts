@@ -3,11 +3,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig, TUNABLE_SETTINGS } from '#config';
+import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { OPERATION_NAMES } from '#core/jobs/operations.ts';
 import { formatBytes } from '#core/units.ts';
 import { SERVICE_MODELS } from '#models/fetch.ts';
 import { MODELS, type ModelId, type ModelManifest } from '#models/manifest.ts';
-import { apiPrefix, pageRoutes, routes } from '../../lib/config.ts';
+import { pageRoutes, routes } from '../../lib/config.ts';
 
 /**
  * The README is a newcomer's first map: a route or a setting that exists in the code but not there is one
@@ -47,7 +48,7 @@ function environmentRead(): Set<string> {
 describe('README.md', () => {
   it('names every route of the route table as `METHOD /path` (without the /api/v1 prefix)', () => {
     const missing = routes
-      .map((route) => `${route.method} ${route.path.slice(apiPrefix.length)}`)
+      .map((route) => `${route.method} ${route.path.slice(API_PREFIX.length)}`)
       .filter((route) => !readme.includes(`\`${route}\``));
     expect(routes.length).toBeGreaterThan(20);
     expect(missing, 'add these routes to the route table in README.md').toEqual([]);

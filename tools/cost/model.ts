@@ -52,7 +52,7 @@ export interface TracedOperation {
 }
 
 /** The facts a trace ran under: when the template's differ, the trace is stale (test/infra/cost.test.ts). */
-export type TracedUnder = ReturnType<typeof tracedUnder>;
+type TracedUnder = ReturnType<typeof tracedUnder>;
 
 /** What of the template a trace's counts depend on. */
 export function tracedUnder(facts: TemplateFacts) {

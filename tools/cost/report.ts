@@ -22,7 +22,7 @@ import { templateFacts } from './template-facts.ts';
 
 /** The trace (`npm run cost -- trace`) and the bench's figures (`npm run bench -- --json`), as committed. */
 export const TRACE_FILE = path.join(import.meta.dirname, 'traced-requests.json');
-export const BENCH_FILE = path.join(import.meta.dirname, 'bench.json');
+const BENCH_FILE = path.join(import.meta.dirname, 'bench.json');
 
 export async function readSnapshots(): Promise<{ trace: Trace; bench: Bench }> {
   const read = async (file: string) => JSON.parse(await readFile(file, 'utf8'));

@@ -27,7 +27,7 @@ export interface TemplateFacts {
   expiryDays: Record<string, number>;
 }
 
-export interface FunctionFacts {
+interface FunctionFacts {
   handler: string;
   memoryMb: number;
   architecture: 'arm64' | 'x86_64';

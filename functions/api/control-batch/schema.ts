@@ -4,7 +4,7 @@ import { BATCH_ACTIONS } from '#core/batches/batch.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 
 /** The path parameters only this endpoint has; its handler gets them parsed by these (an unknown action is 404). */
-export const pathParameters = {
+const pathParameters = {
   action: z
     .enum(BATCH_ACTIONS, {
       error: (issue) => `No batch action ${issue.input}; use ${BATCH_ACTIONS.join(', ')}`,

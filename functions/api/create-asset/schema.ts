@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { endpointContract, example, JOB_BODY, json } from '#http/openapi/contract.ts';
 import { timestamp } from '#http/schemas/fields.ts';
 
-export const Asset = z
+const Asset = z
   .object({
     asset_id: z.string().describe('Reference it as `asset_id` in a job input.'),
     expires_at: timestamp,

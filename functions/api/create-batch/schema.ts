@@ -21,7 +21,7 @@ documentedFields(BatchInputSchema, {
 });
 // The image options are the very fields of the job input (`ImageOptionsSchema`), documented with it.
 
-export const BatchForm = BatchInputSchema.extend({
+const BatchForm = BatchInputSchema.extend({
   background_file: z
     .file()
     .mime(['image/jpeg', 'image/png', 'image/webp'])
@@ -52,12 +52,12 @@ export const BatchForm = BatchInputSchema.extend({
 );
 
 /** The same fields as JSON, where `parseBatchRequest` needs `upload_id` since no file can come along. */
-export const BatchInput = BatchInputSchema.meta({
+const BatchInput = BatchInputSchema.meta({
   required: ['upload_id'],
   description: 'A batch of an archive sent by direct upload (POST /uploads), as JSON.',
 });
 
-export const BatchCreated = z
+const BatchCreated = z
   .object({
     batch: Batch,
     status_url: z.string().describe('Path of the batch, `/api/v1/batches/{batch_id}`.'),

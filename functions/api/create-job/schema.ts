@@ -5,20 +5,19 @@
  */
 import * as z from 'zod';
 import { jobPath } from '#core/jobs/envelope.ts';
-import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
-import type { JobRoute, Operation } from '#core/jobs/job.ts';
-import { PRICES } from '#core/jobs/operations.ts';
+import type { JobRoute } from '#core/jobs/job.ts';
+import { LEGACY_PROCESS_OPERATION_NAMES, type Operation, PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, JOB_BODY, json, location } from '#http/openapi/contract.ts';
 import { JOB_EXAMPLES, JobEnvelope, JobStatus } from '#http/schemas/job.ts';
 import { JobInputForm } from '#http/schemas/job-input.ts';
 
 /**
- * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_MODES`), so its
+ * `/process` checks its modes in `parseJobRequest` (the handler passes `LEGACY_PROCESS_OPERATION_NAMES`), so its
  * `mode` is the one field documented by a schema of its own, built from that constant.
  */
-export const LegacyProcessForm = JobInputForm.extend({
+const LegacyProcessForm = JobInputForm.extend({
   mode: z
-    .enum(LEGACY_PROCESS_MODES)
+    .enum(LEGACY_PROCESS_OPERATION_NAMES)
     .default('plate')
     .describe('`plate` hides the plate; `studio_background` replaces the background.'),
 }).describe(
@@ -27,7 +26,7 @@ export const LegacyProcessForm = JobInputForm.extend({
 );
 
 /** The handler sets `mode` to `analyze` over whatever is sent, and parses the rest as POST /jobs does. */
-export const LegacyAnalyzeForm = JobInputForm.omit({ mode: true }).describe(
+const LegacyAnalyzeForm = JobInputForm.omit({ mode: true }).describe(
   'Legacy `/analyze` form: the fields of 2.1 but `mode`, which is always `analyze` (a `mode` sent is ' +
     'ignored). The source is `file` or `url` as in the spec, or `asset_id` or `upload_id`: exactly one. ' +
     'The edit parameters are checked as for POST /jobs (an invalid one is a 400) and change nothing in ' +
@@ -36,11 +35,11 @@ export const LegacyAnalyzeForm = JobInputForm.omit({ mode: true }).describe(
 
 const statusUrl = z.string().describe('Path of the job, `/api/v1/jobs/{job_id}`; poll it with GET.');
 
-export const JobCreated = JobEnvelope.extend({ status_url: statusUrl }).describe(
+const JobCreated = JobEnvelope.extend({ status_url: statusUrl }).describe(
   'The job envelope of a job just accepted, with `status_url` (spec: creation returns `job_id` and `status_url`).',
 );
 
-export const LegacyProcessCreated = z
+const LegacyProcessCreated = z
   .object({
     result: z.boolean(),
     queued: z.boolean(),
@@ -64,7 +63,7 @@ export const LegacyProcessCreated = z
   })
   .describe('Legacy creation response of `/process` (spec 2.3).');
 
-export const LegacyAnalyzeCreated = LegacyProcessCreated.pick({
+const LegacyAnalyzeCreated = LegacyProcessCreated.pick({
   result: true,
   queued: true,
   code: true,
@@ -172,6 +171,6 @@ export const JOB_ROUTES: Record<
   { route: JobRoute; modes?: readonly Operation[] }
 > = {
   'POST /jobs': { route: 'jobs' },
-  'POST /process': { route: 'process', modes: LEGACY_PROCESS_MODES },
+  'POST /process': { route: 'process', modes: LEGACY_PROCESS_OPERATION_NAMES },
   'POST /analyze': { route: 'analyze', modes: ['analyze'] },
 };

@@ -12,7 +12,7 @@ const photoBytes = formatBytes(MAX_PHOTO_BYTES);
 const archiveBytes = formatBytes(MAX_ARCHIVE_BYTES);
 const usable = formatDuration(UPLOAD_TTL_HOURS * HOUR_SECONDS);
 
-export const UploadRequest = documentedFields(
+const UploadRequest = documentedFields(
   UploadRequestSchema,
   {
     content_type: {
@@ -30,7 +30,7 @@ export const UploadRequest = documentedFields(
   { description: 'A direct upload to open (POST /uploads), as JSON or as a form.' },
 );
 
-export const UploadCreated = z
+const UploadCreated = z
   .object({
     upload_id: z
       .string()

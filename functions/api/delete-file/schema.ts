@@ -4,12 +4,10 @@ import { FileIdSchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { documented } from '#http/schemas/fields.ts';
 
-export const ResultFlag = z
-  .object({ result: z.boolean() })
-  .describe('Outcome of an operation without a body.');
+const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
 
 /** The path parameter only this endpoint has: the schema its handler gets it parsed by, described. */
-export const pathParameters = {
+const pathParameters = {
   file_id: documented(FileIdSchema, { description: 'File id.' }),
 };
 

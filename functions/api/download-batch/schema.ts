@@ -7,7 +7,7 @@ import { endpointContract, json, location } from '#http/openapi/contract.ts';
 import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
 
 /** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
-export const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
+const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
   partial: {
     enum: BOOLEAN_SPELLINGS,
     default: false,
@@ -17,7 +17,7 @@ export const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
 
 const linkLifetime = formatDuration(DOWNLOAD_LINK_SECONDS);
 
-export const BatchDownloadLink = z
+const BatchDownloadLink = z
   .object({
     url: z.string().describe('Presigned storage link to the ZIP archive; needs no key.'),
     expires_in_seconds: z.int().describe('The link works this long (900).'),

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 
-export const OpenApiDocument = z
+const OpenApiDocument = z
   .object({ openapi: z.string() })
   .describe('This OpenAPI 3.1 document (also committed as docs/openapi.json).');
 

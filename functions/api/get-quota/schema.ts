@@ -5,7 +5,7 @@ import { endpointContract, example, json } from '#http/openapi/contract.ts';
 
 const balance = (description: string) =>
   z.number().nullable().describe(`${description}; null for the master key.`);
-export const Quota = z
+const Quota = z
   .object({
     result: z.boolean(),
     quota: z.object({

@@ -8,7 +8,7 @@ import { endpointContract, location } from '#http/openapi/contract.ts';
 import { resultsKept } from '#http/schemas/fields.ts';
 
 /** The path parameters only this endpoint has; its handler gets them parsed by these. */
-export const pathParameters = {
+const pathParameters = {
   name: z
     .string()
     .regex(RESULT_NAME_PATTERN, { error: NO_SUCH_RESULT })

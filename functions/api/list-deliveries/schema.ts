@@ -3,7 +3,7 @@ import * as z from 'zod';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { WebhookDelivery } from '#http/schemas/webhook-delivery.ts';
 
-export const DeliveryLog = z
+const DeliveryLog = z
   .object({
     job_id: z.string(),
     webhook_url: z

@@ -5,12 +5,12 @@ import { endpointContract, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields, timestamp } from '#http/schemas/fields.ts';
 
 /** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
-export const listFilesQuery = documentedFields(PageQuerySchema, {
+const listFilesQuery = documentedFields(PageQuerySchema, {
   limit: { default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
   before: { description: 'Cursor: `next_cursor` of the previous page (a `file_id`).' },
 });
 
-export const FileItem = z
+const FileItem = z
   .object({
     file_id: z.int().min(1).describe('Increasing with every new file; also the listing cursor.'),
     kind: z.enum(['asset', 'result']),
@@ -28,7 +28,7 @@ export const FileItem = z
   })
   .describe('Something the service stores for the caller (spec 2.6): an uploaded asset or a job’s result.');
 
-export const FileList = z
+const FileList = z
   .object({ files: z.array(FileItem), next_cursor: cursor })
   .describe('A page of the caller’s files (an administrator sees every file).');
 

@@ -6,13 +6,13 @@ import { cursor, documentedFields } from '#http/schemas/fields.ts';
 import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
 
 /** Query parameters of GET /jobs: the schema the use case parses with, described. */
-export const listJobsQuery = documentedFields(ListJobsQuery, {
+const listJobsQuery = documentedFields(ListJobsQuery, {
   limit: { description: 'Page size.' },
   before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
   status: { description: 'Only jobs with this status.' },
 });
 
-export const JobList = z
+const JobList = z
   .object({ jobs: z.array(Job), next_cursor: cursor })
   .describe('A page of the caller’s jobs, newest first.');
 

@@ -4,7 +4,7 @@ import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
 import { documentedFields } from '#http/schemas/fields.ts';
 
-export const WebhookUpdate = documentedFields(
+const WebhookUpdate = documentedFields(
   WebhookUpdateSchema,
   {
     webhook_url: {
@@ -16,7 +16,7 @@ export const WebhookUpdate = documentedFields(
   { description: 'New webhook setting, as JSON or as a form.' },
 );
 
-export const WebhookSetting = z
+const WebhookSetting = z
   .object({
     result: z.boolean(),
     code: z.int(),

@@ -2,7 +2,7 @@ import middy from '@middy/core';
 import { logger, observability } from '#aws/observability.ts';
 import { telemetry } from '#core/telemetry-names.ts';
 import { type SweepReport, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
-import { sweepDeps } from '#wiring/workflow.ts';
+import { settleDeps } from '#wiring/workflow.ts';
 
 /**
  * Run by a schedule (every 5 minutes in AWS; at start and every minute locally): jobs and batches that
@@ -11,7 +11,8 @@ import { sweepDeps } from '#wiring/workflow.ts';
 export const handler = middy<unknown, SweepReport>()
   .use(observability(() => ({})))
   .handler(async () => {
-    const report = await sweepStuck(sweepDeps());
+    // It needs what settlement does: the table and the workflows (it restarts or fails what stopped moving).
+    const report = await sweepStuck(settleDeps());
     const moved =
       report.restarted.length +
       report.failed.length +

@@ -1,15 +1,7 @@
-import { costOf } from '../credits/credits.ts';
 import { API_PREFIX, effectiveBackground, resultPath } from '../jobs/envelope.ts';
 import { newJobId } from '../jobs/ids.ts';
-import type {
-  AccountRef,
-  Job,
-  JobError,
-  JobOutput,
-  JobParams,
-  Operation,
-  StoredSource,
-} from '../jobs/job.ts';
+import type { AccountRef, Job, JobError, JobOutput, JobParams, StoredSource } from '../jobs/job.ts';
+import { costOf, type Operation } from '../jobs/operations.ts';
 
 /**
  * A batch: the photos of one ZIP archive, each processed as an ordinary job when its turn comes.
@@ -26,7 +18,7 @@ export const BATCH_STATUSES = [
   'cancelled',
   'failed',
 ] as const;
-export type BatchStatus = (typeof BATCH_STATUSES)[number];
+type BatchStatus = (typeof BATCH_STATUSES)[number];
 
 /** Why a batch is paused: its owner asked, the account ran out of credits, or of job slots (429). */
 export const PAUSE_REASONS = ['requested', 'insufficient_credits', 'too_many_jobs'] as const;
@@ -140,7 +132,7 @@ export function itemStatusOf(batch: Batch): (item: BatchItem) => ItemStatus {
 }
 
 /** The result file names of a finished job, main result first. */
-export function resultFilesOf(output: JobOutput | null): string[] {
+function resultFilesOf(output: JobOutput | null): string[] {
   if (!output) return [];
   const paths = [output.url, output.mask_url, output.plate_mask_url, output.background_mask_url];
   const names = paths.filter((path): path is string => !!path).map((path) => path.split('/').pop()!);
@@ -205,8 +197,6 @@ export function batchResource(batch: Batch, items: BatchItem[]) {
     },
   };
 }
-
-export type BatchResource = ReturnType<typeof batchResource>;
 
 /** What one item's job reserves while it runs and is charged when it succeeds. */
 export const itemCost = (batch: Batch): number => costOf(batch.operation);

@@ -10,9 +10,6 @@ import { BATCH_OPERATION_NAMES } from '../jobs/operations.ts';
 import { parseBooleanish } from '../jobs/params.ts';
 import type { BatchRequest } from '../use-cases/create-batch.ts';
 
-/** Every operation but `analyze` (spec 4, POST /batches): the registry's batchable ones. */
-export const BATCH_OPERATIONS = BATCH_OPERATION_NAMES;
-
 /**
  * The text fields of POST /batches; the archive arrives as the upload `archive`, a custom background as
  * `background_file`. Every option of a single job (`ImageOptionsSchema`) applies to each photo.
@@ -20,10 +17,10 @@ export const BATCH_OPERATIONS = BATCH_OPERATION_NAMES;
 export const BatchInputSchema = z.object({
   upload_id: z.string().min(1).max(100).optional(),
   mode: z
-    .enum(BATCH_OPERATIONS, {
+    .enum(BATCH_OPERATION_NAMES, {
       error: (issue) =>
         issue.input === 'analyze'
-          ? `analyze is not accepted for batches (a ZIP): choose ${BATCH_OPERATIONS.join(', ')}, or send the photos one by one`
+          ? `analyze is not accepted for batches (a ZIP): choose ${BATCH_OPERATION_NAMES.join(', ')}, or send the photos one by one`
           : undefined,
     })
     .default('plate'),

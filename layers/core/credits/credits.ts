@@ -1,11 +1,4 @@
 import { InsufficientCreditsError, TooManyRequestsError } from '../errors.ts';
-import { PRICES } from '../jobs/operations.ts';
-
-/** Spec section 8, as the operation registry states them. */
-export const EDIT_COST = PRICES.edit;
-export const ANALYSIS_COST = PRICES.analysis;
-
-export { costOf } from '../jobs/operations.ts';
 
 /** The balance of one payer. `available + reserved` never changes except by charge or top-up. */
 export interface CreditAccount {

@@ -1,6 +1,6 @@
 import type { CreditAccount } from './credits.ts';
 
-export type LedgerKind = 'grant' | 'reserve' | 'charge' | 'release';
+type LedgerKind = 'grant' | 'reserve' | 'charge' | 'release';
 
 /** One credit movement of an account, written in the same transaction as the balance it changes. */
 export interface LedgerEntry {

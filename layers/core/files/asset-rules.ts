@@ -44,8 +44,7 @@ export const assetResource = (asset: Asset) => ({
   original_name: asset.originalName,
 });
 
-export const isAssetExpired = (asset: Asset, now: Date): boolean =>
-  Date.parse(asset.expiresAt) <= now.getTime();
+const isAssetExpired = (asset: Asset, now: Date): boolean => Date.parse(asset.expiresAt) <= now.getTime();
 
 /** When the record may disappear for good (DynamoDB's `ttl`); until then an expired asset answers 410. */
 export const assetForgottenAt = (asset: Asset): Date =>

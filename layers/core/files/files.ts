@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { BadRequestError } from '../errors.ts';
 
-export type FileKind = 'asset' | 'result';
+type FileKind = 'asset' | 'result';
 
 /** Something the service stores for a caller (spec 2.6): an uploaded asset or a result of one of their jobs. */
 export interface FileRecord {
@@ -37,7 +37,7 @@ export const fileResource = (file: FileRecord) => ({
 });
 
 export const DEFAULT_PAGE_SIZE = 25;
-export const MAX_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 100;
 
 export interface PageQuery {
   limit: number;

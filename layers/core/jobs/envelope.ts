@@ -1,8 +1,7 @@
 import type { CreditAccount } from '../credits/credits.ts';
-import { ANALYSIS_COST, EDIT_COST } from '../credits/credits.ts';
 import { asShownAt, RESULT_TTL_DAYS, resultsExpireAt } from './expiry.ts';
 import type { Background, Job, JobParams } from './job.ts';
-import { OPERATION_REGISTRY, type Operation } from './operations.ts';
+import { OPERATION_REGISTRY, type Operation, PRICES } from './operations.ts';
 
 export const API_PREFIX = '/api/v1';
 /** A result path answers with a presigned storage link this short-lived: enough to follow it, not to share it. */
@@ -57,7 +56,7 @@ function legacyCode(job: Job): number {
  * The final job JSON of spec 2.3: what legacy polling clients and webhooks read. `result` is false
  * exactly when the job failed or was cancelled.
  */
-export function legacyJobFields(stored: Job, account: CreditAccount | null, now: Date) {
+function legacyJobFields(stored: Job, account: CreditAccount | null, now: Date) {
   const job = asShownAt(stored, now);
   const output = job.output;
   const quota = quotaOf(account);
@@ -113,4 +112,4 @@ export function createdJobEnvelope(job: Job, account: CreditAccount | null, now:
   return { ...jobEnvelope(job, account, now), status_url: jobPath(job.id) };
 }
 
-export const creditCosts = { process_credit_cost: EDIT_COST, classification_credit_cost: ANALYSIS_COST };
+export const creditCosts = { process_credit_cost: PRICES.edit, classification_credit_cost: PRICES.analysis };

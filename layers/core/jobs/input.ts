@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { BadRequestError } from '../errors.ts';
 import { ASPECTS, BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
-import { LEGACY_PROCESS_OPERATION_NAMES, OPERATION_NAMES, type Operation } from './operations.ts';
+import { OPERATION_NAMES, type Operation } from './operations.ts';
 import { normalizePlateColor, parseBooleanish, type RequestedParams } from './params.ts';
 
 const booleanish = (field: string) =>
@@ -69,11 +69,7 @@ export const JobInputSchema = z.object({
 });
 
 /** The modes that hide plates, and so can be told that a visible plate is a failure. */
-export const REQUIRE_PLATE_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
-export type JobInputFields = z.input<typeof JobInputSchema>;
-
-/** The modes the legacy `/process` route accepts (its `mode` defaults to `plate` as every route's). */
-export const LEGACY_PROCESS_MODES = LEGACY_PROCESS_OPERATION_NAMES;
+const REQUIRE_PLATE_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
 
 export interface UploadedFile {
   bytes: Buffer;

@@ -1,7 +1,6 @@
 import type { Operation, OutputKind } from './operations.ts';
 
 /** The operations and what each costs and outputs: ./operations.ts. */
-export type { Operation } from './operations.ts';
 
 export const JOB_STATUSES = ['queued', 'processing', 'paused', 'success', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -11,7 +10,7 @@ export type JobStatus = (typeof JOB_STATUSES)[number];
  * Exactly the stages the transitions set (transitions.ts, create-job): the OpenAPI enum is this list.
  */
 export const JOB_STAGES = ['queued', 'preparing', 'done'] as const;
-export type JobStage = (typeof JOB_STAGES)[number];
+type JobStage = (typeof JOB_STAGES)[number];
 
 export const BACKGROUND_PRESETS = ['studio', 'warm', 'graphite', 'showroom'] as const;
 export type BackgroundPreset = (typeof BACKGROUND_PRESETS)[number];
@@ -77,7 +76,7 @@ export type Aspect = (typeof ASPECTS)[number];
 /** 4:3 landscape: the shape listing sites show a vehicle's gallery in, and most cameras take. */
 export const CENTER_ASPECT_DEFAULT: Aspect = '4:3';
 
-export const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['success', 'failed', 'cancelled']);
+const TERMINAL_STATUSES: ReadonlySet<JobStatus> = new Set(['success', 'failed', 'cancelled']);
 export const isTerminal = (status: JobStatus): boolean => TERMINAL_STATUSES.has(status);
 
 /** Effective parameters after request > key default > service default resolution. */

@@ -13,9 +13,9 @@ const MOVES = {
   retry: ['failed'],
 } as const satisfies Record<string, readonly JobStatus[]>;
 
-export type Move = keyof typeof MOVES;
+type Move = keyof typeof MOVES;
 
-export function canMove(status: JobStatus, move: Move): boolean {
+function canMove(status: JobStatus, move: Move): boolean {
   return (MOVES[move] as readonly JobStatus[]).includes(status);
 }
 

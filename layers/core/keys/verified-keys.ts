@@ -6,7 +6,7 @@ import type { ApiKeyRecord } from './api-key.ts';
  */
 export const VERIFIED_KEY_TTL_MS = 5_000;
 /** Keys remembered at once; the oldest go first. A key spraying client cannot grow this: misses are not kept. */
-export const VERIFIED_KEY_CAPACITY = 10_000;
+const VERIFIED_KEY_CAPACITY = 10_000;
 
 /**
  * Keys that passed verification in this process in the last few seconds, by the sha256 of the secret

@@ -68,8 +68,6 @@ export interface ZipListing {
   ignored: number;
 }
 
-export { ZipEntryError } from '../errors.ts';
-
 /** Bytes still allowed for the whole archive; shared by the reads of one archive's entries. */
 export interface ZipBudget {
   remaining: number;

@@ -1,6 +1,7 @@
 import * as z from 'zod';
-import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '../credits/credits.ts';
+import type { CreditAccount } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
+import { PRICES } from '../jobs/operations.ts';
 import type { Caller } from '../keys/caller.ts';
 import { webhookTargetProblem } from '../net/address-policy.ts';
 import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
@@ -22,8 +23,8 @@ export async function getQuota(deps: { accounts: AccountRepository }, caller: Ca
       remaining: amount(account?.available ?? 0),
       credits_remaining: amount(account?.available ?? 0),
       user_credits_remaining: amount(account?.available ?? 0),
-      process_credit_cost: EDIT_COST,
-      classification_credit_cost: ANALYSIS_COST,
+      process_credit_cost: PRICES.edit,
+      classification_credit_cost: PRICES.analysis,
       used_total: amount(account?.usedTotal ?? 0),
       ...(caller.kind === 'master' ? { unlimited: true } : {}),
     },

@@ -24,7 +24,7 @@ export async function getOwnBatch(
 }
 
 /** A processing batch that has not changed for this long is checked for a lost step when it is read. */
-export const QUIET_MS = 30_000;
+const QUIET_MS = 30_000;
 
 /**
  * Read a batch with its items (GET /batches/{batch_id}).

@@ -1,9 +1,9 @@
 import { type Batch, newBatchId } from '../batches/batch.ts';
-import { costOf } from '../credits/credits.ts';
 import { BadRequestError, UnsupportedMediaTypeError } from '../errors.ts';
 import { extensionOf, type ImageType, sniffImageType } from '../images.ts';
 import type { UploadedFile } from '../jobs/input.ts';
-import type { Operation } from '../jobs/job.ts';
+import type { Operation } from '../jobs/operations.ts';
+import { costOf } from '../jobs/operations.ts';
 import { type RequestedParams, resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
 import { DEFAULT_ZIP_LIMITS, type ZipLimits } from '../limits/archive.ts';
@@ -25,13 +25,13 @@ export interface CreateBatchDeps extends BatchDeps {
 }
 
 /** An archive already in storage (a direct upload), by key. */
-export interface StoredArchive {
+interface StoredArchive {
   key: string;
   bytes: number;
   filename: string | null;
 }
 
-export type ArchiveSpec = { kind: 'file'; file: UploadedFile } | { kind: 'upload'; uploadId: string };
+type ArchiveSpec = { kind: 'file'; file: UploadedFile } | { kind: 'upload'; uploadId: string };
 
 export interface BatchRequest {
   archive: ArchiveSpec;

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { type CreditAccount, costOf } from '../credits/credits.ts';
+import type { CreditAccount } from '../credits/credits.ts';
 import { BadRequestError, TransientError } from '../errors.ts';
 import { replayDecision } from '../idempotency/idempotency.ts';
 import { extensionOf } from '../images.ts';
 import { newJobId, newSequence } from '../jobs/ids.ts';
 import type { JobRequest } from '../jobs/input.ts';
 import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
+import { costOf } from '../jobs/operations.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
 import { webhookTargetProblem } from '../net/address-policy.ts';

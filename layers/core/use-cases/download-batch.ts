@@ -14,7 +14,7 @@ import type {
 import { storageKeys } from '../storage-layout.ts';
 import { getOwnBatch } from './control-batch.ts';
 
-export interface DownloadDeps {
+interface DownloadDeps {
   batches: BatchRepository;
   objects: ObjectStore & ObjectStreams;
   clock: Clock;
@@ -31,7 +31,7 @@ export interface BuildDownloadDeps extends DownloadDeps {
 /** The link to the archive is as short-lived as a result link. */
 export const DOWNLOAD_LINK_SECONDS = 15 * 60;
 /** What a client is told to wait before asking again while the archive is being built. */
-export const DOWNLOAD_RETRY_AFTER_SECONDS = 2;
+const DOWNLOAD_RETRY_AFTER_SECONDS = 2;
 /**
  * A failed build is tried again by a new execution after this long: executions are named by batch,
  * revision and this window, so that asking again at once cannot start a second build of the same state.

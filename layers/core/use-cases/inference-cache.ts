@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Operation } from '../jobs/job.ts';
+import type { Operation } from '../jobs/operations.ts';
 import type { ObjectStore, OperationResult, OperationRunner } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 
-export const INFERENCE_CACHE_PREFIX = storageKeys.cachePrefix;
+const INFERENCE_CACHE_PREFIX = storageKeys.cachePrefix;
 
 interface CacheEntry {
   /**

@@ -12,7 +12,7 @@ export interface NotifyBatchDeps {
 }
 
 export const BATCH_HEADER = 'X-Service-Batch';
-export type BatchEventName = 'batch.completed' | 'batch.cancelled';
+type BatchEventName = 'batch.completed' | 'batch.cancelled';
 
 /**
  * Tell the batch's webhook that it finished (`batch.completed`, or `batch.cancelled` once its last

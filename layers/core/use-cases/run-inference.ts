@@ -1,6 +1,7 @@
 import { GoneError, NotFoundError, PlateNotFoundError } from '../errors.ts';
 import { resultPath } from '../jobs/envelope.ts';
-import type { JobOutput, JobParams, Operation } from '../jobs/job.ts';
+import type { JobOutput, JobParams } from '../jobs/job.ts';
+import type { Operation } from '../jobs/operations.ts';
 import { outputKindOf } from '../jobs/operations.ts';
 import type { ObjectStore, OperationRunner } from '../ports.ts';
 import type { ResultFile } from './register-result-files.ts';

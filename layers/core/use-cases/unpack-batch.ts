@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Batch, BatchItem } from '../batches/batch.ts';
-import { PayloadTooLargeError } from '../errors.ts';
+import { PayloadTooLargeError, ZipEntryError } from '../errors.ts';
 import { storageName } from '../files/asset-rules.ts';
 import { type ImageType, sniffImageType } from '../images.ts';
 import type { JobError } from '../jobs/job.ts';
@@ -8,7 +8,6 @@ import {
   DEFAULT_ZIP_LIMITS,
   type ZipBudget,
   type ZipEntry,
-  ZipEntryError,
   type ZipLimits,
   zipBudget,
 } from '../limits/archive.ts';

@@ -26,8 +26,8 @@ export function eventNameOf(status: JobStatus): WebhookEventName | null {
 }
 
 /** `workflow`: sent after settlement, retried on a schedule. `redeliver`: one attempt the owner asked for. */
-export type DeliveryTrigger = 'workflow' | 'redeliver';
-export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+type DeliveryTrigger = 'workflow' | 'redeliver';
+type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
 /** One final job JSON on its way to one URL; its attempts share the id (`X-Service-Delivery`). */
 export interface Delivery {

@@ -19,7 +19,7 @@ export interface WebhookSecret {
 export const generateWebhookSecret = (): string => `${SECRET_PREFIX}${randomBytes(32).toString('base64url')}`;
 
 /** hex HMAC-SHA256 of `${timestamp}.${body}`: the timestamp is signed so that it cannot be replaced. */
-export const signPayload = (secret: string, timestamp: number, body: string | Buffer): string =>
+const signPayload = (secret: string, timestamp: number, body: string | Buffer): string =>
   createHmac('sha256', secret).update(`${timestamp}.`).update(body).digest('hex');
 
 export function signatureHeader(

@@ -13,7 +13,7 @@ import type { ErrorStatus, TagName } from './document.ts';
 import type { Examples } from './examples.ts';
 import type { Json } from './json-schema.ts';
 
-export { type Example, type Examples, example } from './examples.ts';
+export { type Examples, example } from './examples.ts';
 
 /** A response of a route; `Name` is a schema component of the endpoint or of ../schemas/shared.ts. */
 export interface ResponseSpec<Name extends string = string> {

@@ -21,8 +21,6 @@ import {
 } from './document.ts';
 import { componentRef, inlineSchema, type Json, tidy } from './json-schema.ts';
 
-export { API_VERSION, OPENAPI_VERSION } from './document.ts';
-
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 const METHOD_ORDER: readonly Method[] = ['get', 'put', 'post', 'patch', 'delete'];
 

@@ -1,17 +1,16 @@
 /** The batch resource (spec 2.7), as its routes answer it. */
 import * as z from 'zod';
 import { BATCH_STATUSES, batchPath, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
-import { BATCH_OPERATIONS } from '#core/batches/input.ts';
 import { resultPath } from '#core/jobs/envelope.ts';
 import { BACKGROUNDS } from '#core/jobs/job.ts';
-import { credits, PRICES } from '#core/jobs/operations.ts';
+import { BATCH_OPERATION_NAMES, credits, PRICES } from '#core/jobs/operations.ts';
 import { DEFAULT_PLATE_COLOR } from '#core/jobs/params.ts';
 import { MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
 import { formatBytes } from '#core/units.ts';
 import { timestamp } from './fields.ts';
 import { JobError } from './job.ts';
 
-export const BatchCounts = z
+const BatchCounts = z
   .object({
     total: z.int().describe('Files of the archive (directories and ignored entries not counted).'),
     skipped: z.int().describe('Entries that are not processed: not an image, a nested archive, unreadable.'),
@@ -67,7 +66,7 @@ export const Batch = z
         'Why it is paused: `requested` by its owner, `insufficient_credits` (a photo could not reserve its ' +
           `${credits(PRICES.edit)}; top up and resume), \`too_many_jobs\` (the account’s other jobs hold every slot).`,
       ),
-    mode: z.enum(BATCH_OPERATIONS),
+    mode: z.enum(BATCH_OPERATION_NAMES),
     background: z.enum([...BACKGROUNDS, 'custom']).nullable(),
     plate_color: z.string(),
     concurrency: z.int().describe('Photos that run at once.'),

@@ -40,7 +40,7 @@ export const AnalysisLabel = z
     conf: z.int().describe('Confidence, 0–100.'),
   })
   .describe('A classification with its confidence.');
-export const Detection = z.object({ id: z.int(), conf: z.int().describe('Confidence, 0–100.') });
+const Detection = z.object({ id: z.int(), conf: z.int().describe('Confidence, 0–100.') });
 export const Analysis = z
   .object({
     photo_type: AnalysisLabel.describe('Interior, exterior or podium.'),
@@ -53,7 +53,7 @@ export const Analysis = z
   })
   .describe('Classification of the photo (spec 2.4), the result of `analyze`.');
 
-export const Composition = z
+const Composition = z
   .object({
     framing: z
       .enum(FRAMINGS)
@@ -82,7 +82,7 @@ export const Composition = z
 
 const point = z.tuple([z.number(), z.number()]);
 
-export const PlateFound = z
+const PlateFound = z
   .object({
     corners: z
       .tuple([point, point, point, point])

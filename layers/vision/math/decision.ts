@@ -85,7 +85,7 @@ const argmax = (p: ArrayLike<number>): number => {
   return best;
 };
 
-export interface AnalysisLabel {
+interface AnalysisLabel {
   value: string;
   label: string;
   source_class?: string;

@@ -23,7 +23,7 @@ export interface Evidence {
 }
 
 /** MobileNetV2's last feature map, channel-major (CHW). */
-export interface FeatureMapLike {
+interface FeatureMapLike {
   readonly channels: number;
   readonly height: number;
   readonly width: number;
@@ -70,7 +70,7 @@ export const centreInside = (b: Box, outer: Box): boolean => {
  * narrower than it. LPD-YuNet answers a flat picture with a box twice the photo's width at score 0.3-0.5,
  * which would otherwise make a blank picture an "exterior rear".
  */
-export const plausiblePlate = (p: PlateEvidence, image: Size): boolean =>
+const plausiblePlate = (p: PlateEvidence, image: Size): boolean =>
   p.box.w <= image.width && outsideShare(p.box, image) <= 0.5;
 
 /** The plate on the main car (centre inside its box), or the best plate when no car was found. */
@@ -177,7 +177,7 @@ export function geometryFeatures(evidence: Evidence): number[] {
 }
 
 /** MobileNetV2's channels, and the CNN block of the head's input: three values per channel. */
-export const CNN_CHANNELS = 1280;
+const CNN_CHANNELS = 1280;
 export const CNN_FEATURE_COUNT = 3 * CNN_CHANNELS;
 
 /** The feature maps of a photo the head reads: the car crop, and each half of it on its own. */

@@ -7,7 +7,7 @@ import { CNN_FEATURE_COUNT, GEOMETRY_FEATURES } from '#vision/math/features.ts';
 import { mirrorView, PHOTO_TYPES, VIEWS } from '#vision/math/vocabulary.ts';
 
 /** One linear map and its softmax. */
-export interface SoftmaxLayer {
+interface SoftmaxLayer {
   readonly classes: readonly string[];
   /** classes x features, as integers: each weight is its integer times the head's `weightScale`. */
   readonly weights: readonly (readonly number[])[];

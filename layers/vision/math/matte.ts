@@ -234,7 +234,7 @@ export interface CoverageLimits {
  * Below 1% the segmenter found nothing worth cutting out (a blank or abstract picture); above 98% it took
  * the whole frame, so there is no background to replace. Either way the job has no usable mask.
  */
-export const DEFAULT_COVERAGE_LIMITS: CoverageLimits = { minCoverage: 0.01, maxCoverage: 0.98 };
+const DEFAULT_COVERAGE_LIMITS: CoverageLimits = { minCoverage: 0.01, maxCoverage: 0.98 };
 
 /** Whether a matte is usable and, when not, the 802 message saying why. */
 export type MatteVerdict = { readonly ok: true } | { readonly ok: false; readonly message: string };

@@ -132,7 +132,7 @@ export interface NanodetDecodeOptions {
   readonly priors?: 'centre' | 'corner';
 }
 
-export const NANODET_DEFAULT_SCORE_THRESHOLD = 0.35;
+const NANODET_DEFAULT_SCORE_THRESHOLD = 0.35;
 
 /** The centre of a cell of `stride` input pixels, from its corner: opencv_zoo's `0.5 * (stride - 1)`. */
 const PRIOR_OFFSET = (stride: number) => (stride - 1) / 2;
@@ -243,7 +243,7 @@ export const TILE_MIN_SIDE = 1600;
  * with a fifth of its width left for any other vehicle, where four more NanoDet runs would cost a third of
  * its time. (At half the width the ladder's frames, a street and a car park, would lose their tiles.)
  */
-export const TILE_SKIP_WIDTH = 0.8;
+const TILE_SKIP_WIDTH = 0.8;
 /** Each tile spans this share of the photo's width and height: neighbours overlap by a tenth of it. */
 const TILE_SHARE = 0.55;
 
@@ -280,7 +280,7 @@ export function cutByTile(box: Box, tile: Box, photo: Size): boolean {
 }
 
 /** Two vehicle boxes overlapping this much are one vehicle boxed twice (car and truck, whole and tile). */
-export const SAME_VEHICLE_IOU = 0.5;
+const SAME_VEHICLE_IOU = 0.5;
 
 /**
  * One box per vehicle, largest first, at most `max`: of boxes overlapping by `SAME_VEHICLE_IOU` or more,

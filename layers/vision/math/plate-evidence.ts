@@ -14,7 +14,7 @@ export const PROPOSAL_FLOOR = 0.05;
 /** At most this many close looks per photo (each an LPD-YuNet run: docs/quality.md, Speed and memory). */
 export const MAX_PROPOSALS = 5;
 /** The crop is this many plate widths wide (a plate's width taken as at least twice its height). */
-export const LOOK_CONTEXT = 3;
+const LOOK_CONTEXT = 3;
 /** The crop is scaled, up or down, to this width for the close look. */
 export const LOOK_WIDTH = 384;
 /**

@@ -31,7 +31,7 @@ export interface AnalyzeModels {
 
 const threads = (models: ModelCache) => ({ intraOpNumThreads: models.threads });
 
-export const featureExtractor = (models: ModelCache): Promise<FeatureExtractor> =>
+const featureExtractor = (models: ModelCache): Promise<FeatureExtractor> =>
   models.get('feature-extractor', 'mobilenetv2-int8', (file) =>
     createFeatureExtractor(file, threads(models)),
   );
@@ -63,7 +63,7 @@ export async function decodeForAnalysis(bytes: Buffer): Promise<DecodedImage> {
 }
 
 /** The copy of an opened photo that `analyze` looks at (`ANALYSIS_SIDE`). */
-export const analysisView = (levels: SourceLevels): Promise<DecodedImage> =>
+const analysisView = (levels: SourceLevels): Promise<DecodedImage> =>
   levels.atScale(Math.min(1, ANALYSIS_SIDE / Math.max(levels.width, levels.height)));
 
 let head: AnalyzeHead | undefined;

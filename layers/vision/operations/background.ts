@@ -1,4 +1,5 @@
 import { MaskFailedError } from '#core/errors.ts';
+import { extensionOf, type ImageType } from '#core/images.ts';
 import {
   type Aspect,
   CENTER_ASPECT_DEFAULT,
@@ -13,14 +14,7 @@ import type { OperationInput, OperationResult } from '#core/ports.ts';
 import { type BackdropSource, renderBackdrop, renderShadow } from '#vision/backdrops.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
-import {
-  besideWhole,
-  encodeResult,
-  extensionOf,
-  openSource,
-  type ResultType,
-  type SourceLevels,
-} from '#vision/image-io.ts';
+import { besideWhole, encodeResult, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { Decision } from '#vision/math/decision.ts';
 import type { Box, Size } from '#vision/math/geometry.ts';
 import {
@@ -72,7 +66,7 @@ export interface ReplaceBackgroundDeps {
 
 export interface ReplaceBackgroundResult {
   readonly image: Buffer;
-  readonly contentType: ResultType;
+  readonly contentType: ImageType;
   readonly width: number;
   readonly height: number;
   /** 8-bit greyscale PNG at the result's size, white = car. */

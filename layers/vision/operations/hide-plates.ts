@@ -1,12 +1,7 @@
 import { PlateNotFoundError } from '#core/errors.ts';
+import type { ImageType } from '#core/images.ts';
 import type { PlateFound } from '#core/jobs/job.ts';
-import {
-  besideWhole,
-  encodeResult,
-  type OutputOptions,
-  openSource,
-  type ResultType,
-} from '#vision/image-io.ts';
+import { besideWhole, encodeResult, type OutputOptions, openSource } from '#vision/image-io.ts';
 import { reportedPlates } from '#vision/math/plate-report.ts';
 import { type PlateDetection, type PlateDetector, plateOutlines } from '#vision/plate-detector.ts';
 import { fillPlates } from '#vision/plate-fill.ts';
@@ -24,7 +19,7 @@ export interface HidePlatesParams extends OutputOptions {
 
 export interface HidePlatesResult {
   readonly image: Buffer;
-  readonly contentType: ResultType;
+  readonly contentType: ImageType;
   readonly width: number;
   readonly height: number;
   /** In the source's pixels after EXIF orientation (before any `maxWidth` scaling). */

@@ -16,7 +16,7 @@ import type { Segmenter } from '#vision/segmenter.ts';
  * The shorter side the copy of the photo the models look at has at least: ISNet squeezes the whole photo
  * to 1024 x 1024 and NanoDet letterboxes it into 416 x 416, so more pixels would not reach either.
  */
-export const PREVIEW_SIDE = 1024;
+const PREVIEW_SIDE = 1024;
 
 export interface MainCar {
   /** The main car's box in the image's pixels; null when NanoDet found no vehicle (matte left as is). */
@@ -63,16 +63,7 @@ export async function isolateMainCar(
  *    only);
  * 4. upscaled once to the photo's size and feathered.
  * So nothing at the photo's size is made for the models: no full-size decode, no cleanup over 12 MP.
- */
-export async function mainCarMatte(
-  deps: { readonly segmenter: Segmenter; readonly cars?: ObjectDetector },
-  source: SourceLevels,
-): Promise<Matte> {
-  return (await mainCarCutout(deps, source)).matte;
-}
-
-/**
- * `mainCarMatte` and what was decided on the way (null without `cars`), for the output to say. Given the
+ * With it, what was decided on the way (null without `cars`), for the output to say. Given the
  * whole photo, step 4 follows the photo's own edges at its full size (`refineMatte`, a guided filter):
  * mirrors and antennas thinner than a pixel of the 1024 px matte come out whole. A PNG already cut out
  * (`alphaCutout`) keeps its own alpha as the matte: whoever made it decided what the subject is.

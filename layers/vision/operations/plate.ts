@@ -1,6 +1,6 @@
+import { extensionOf } from '#core/images.ts';
 import type { OperationInput, OperationResult } from '#core/ports.ts';
 import { locateModel } from '#models/locate.ts';
-import { extensionOf } from '#vision/image-io.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import { createPlateDetector, type PlateDetector } from '../plate-detector.ts';
@@ -8,7 +8,7 @@ import { createTextReader, type TextReader } from '../text-reader.ts';
 import { type HidePlatesResult, hidePlates } from './hide-plates.ts';
 
 /** PP-OCRv4's detector, recogniser and dictionary; any of them missing is ModelUnavailableError. */
-export const textReader = (models: ModelCache): Promise<TextReader> =>
+const textReader = (models: ModelCache): Promise<TextReader> =>
   models.get('text-reader', 'ppocr-det', async (detector) =>
     createTextReader(
       {

@@ -1,13 +1,17 @@
 import { crc32, deflateRawSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { openZipBuffer, zipBuffer, zipStream } from '#aws/zip-archives.ts';
-import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#core/errors.ts';
+import {
+  BadRequestError,
+  PayloadTooLargeError,
+  UnsupportedMediaTypeError,
+  ZipEntryError,
+} from '#core/errors.ts';
 import {
   DEFAULT_ZIP_LIMITS,
   safeRelativePath,
   type ZipBudget,
   type ZipEntry,
-  ZipEntryError,
   type ZipLimits,
   zipBudget,
 } from '#core/limits/archive.ts';

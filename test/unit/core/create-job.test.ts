@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ANALYSIS_COST, type CreditAccount, EDIT_COST } from '#core/credits/credits.ts';
+import type { CreditAccount } from '#core/credits/credits.ts';
 import {
   BadRequestError,
   ConflictError,
@@ -12,7 +12,7 @@ import {
 import type { Asset } from '#core/files/asset-record.ts';
 import type { JobRequest, UploadedFile } from '#core/jobs/input.ts';
 import type { JobRoute } from '#core/jobs/job.ts';
-import { OPERATION_NAMES, OPERATION_REGISTRY, type Operation } from '#core/jobs/operations.ts';
+import { OPERATION_NAMES, OPERATION_REGISTRY, type Operation, PRICES } from '#core/jobs/operations.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import type { AccountRepository, AssetRepository, WorkflowStarter } from '#core/ports.ts';
 import { type CreateJobDeps, createJob } from '#core/use-cases/create-job.ts';
@@ -29,7 +29,7 @@ const STARTING_BALANCE = 20;
 const MAX_SOURCE_BYTES = 4096;
 
 const priceOf = (operation: Operation) =>
-  OPERATION_REGISTRY[operation].price === 'analysis' ? ANALYSIS_COST : EDIT_COST;
+  OPERATION_REGISTRY[operation].price === 'analysis' ? PRICES.analysis : PRICES.edit;
 
 const png = (width = 640, height = 480) => pngClaiming(width, height);
 
@@ -153,15 +153,15 @@ describe('createJob: price', () => {
     const w = world();
     const edit = await w.create(owner, uploadRequest('plate'));
     const analysis = await w.create(owner, uploadRequest('analyze'), null, 'analyze');
-    expect(edit.job.reservedCredits).toBe(EDIT_COST);
-    expect(analysis.job.reservedCredits).toBe(ANALYSIS_COST);
-    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST + ANALYSIS_COST);
+    expect(edit.job.reservedCredits).toBe(PRICES.edit);
+    expect(analysis.job.reservedCredits).toBe(PRICES.analysis);
+    expect(w.balanceOf('key_1')!.reserved).toBe(PRICES.edit + PRICES.analysis);
   });
 
   it('accepts a balance of exactly the price and leaves it at zero', async () => {
-    const w = world({ key_1: EDIT_COST });
+    const w = world({ key_1: PRICES.edit });
     await w.create(owner, uploadRequest('plate'));
-    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: EDIT_COST, usedTotal: 0 });
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: PRICES.edit, usedTotal: 0 });
   });
 
   it('stores the photo under the job, where the workflow reads it', async () => {
@@ -179,18 +179,18 @@ describe('createJob: price', () => {
 
 describe('createJob: not enough credits', () => {
   it('refuses with 402 a caller one credit short, storing, reserving and starting nothing', async () => {
-    const w = world({ key_1: EDIT_COST - 1 });
+    const w = world({ key_1: PRICES.edit - 1 });
     await expect(w.create(owner, uploadRequest('plate'))).rejects.toMatchObject({ status: 402, code: 402 });
-    expect(w.balanceOf('key_1')).toEqual({ available: EDIT_COST - 1, reserved: 0, usedTotal: 0 });
+    expect(w.balanceOf('key_1')).toEqual({ available: PRICES.edit - 1, reserved: 0, usedTotal: 0 });
     expect(w.store.stored.size).toBe(0);
     expect(w.objects.size).toBe(0);
     expect(w.store.started).toEqual([]);
   });
 
   it('says how many credits the operation needs and how many are available', async () => {
-    const w = world({ key_1: EDIT_COST - 1 });
+    const w = world({ key_1: PRICES.edit - 1 });
     await expect(w.create(owner, uploadRequest('plate'))).rejects.toThrow(
-      `This operation needs ${EDIT_COST} credits; ${EDIT_COST - 1} are available`,
+      `This operation needs ${PRICES.edit} credits; ${PRICES.edit - 1} are available`,
     );
   });
 
@@ -206,23 +206,23 @@ describe('createJob: not enough credits', () => {
   });
 
   it('still runs an analysis for a balance too small for an edit', async () => {
-    const w = world({ key_1: ANALYSIS_COST });
+    const w = world({ key_1: PRICES.analysis });
     await expect(w.create(owner, uploadRequest('plate'))).rejects.toThrow(InsufficientCreditsError);
     const { job } = await w.create(owner, uploadRequest('analyze'), null, 'analyze');
     expect(job.status).toBe('queued');
-    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: ANALYSIS_COST, usedTotal: 0 });
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: PRICES.analysis, usedTotal: 0 });
   });
 
   it('refuses a guest whose trial account has no balance', async () => {
     const w = world();
     await expect(w.create(guest, uploadRequest('plate'))).rejects.toThrow(
-      `This operation needs ${EDIT_COST} credits; 0 are available`,
+      `This operation needs ${PRICES.edit} credits; 0 are available`,
     );
     expect(w.store.stored.size).toBe(0);
   });
 
   it('refuses with 402 the second of two simultaneous requests when the balance covers one', async () => {
-    const w = world({ key_1: EDIT_COST });
+    const w = world({ key_1: PRICES.edit });
     const outcomes = await Promise.allSettled([
       w.create(owner, uploadRequest('plate', png(640, 480))),
       w.create(owner, uploadRequest('plate', png(800, 600))),
@@ -230,7 +230,7 @@ describe('createJob: not enough credits', () => {
     const refused = outcomes.filter((outcome) => outcome.status === 'rejected');
     expect(refused).toHaveLength(1);
     expect((refused[0] as PromiseRejectedResult).reason).toBeInstanceOf(InsufficientCreditsError);
-    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: EDIT_COST, usedTotal: 0 });
+    expect(w.balanceOf('key_1')).toEqual({ available: 0, reserved: PRICES.edit, usedTotal: 0 });
     expect(w.store.stored.size).toBe(1);
     expect(w.store.started).toHaveLength(1);
   });
@@ -252,7 +252,7 @@ describe('createJob: jobs in flight (429)', () => {
   });
 
   it('says 402, not 429, to a caller who could not pay anyway', async () => {
-    const w = world({ key_1: EDIT_COST }, 1);
+    const w = world({ key_1: PRICES.edit }, 1);
     await w.create(owner, uploadRequest('plate'));
     await expect(w.create(owner, uploadRequest('plate'))).rejects.toMatchObject({ status: 402 });
   });
@@ -277,7 +277,7 @@ describe('createJob: Idempotency-Key', () => {
     const w = world();
     const first = await w.create(owner, uploadRequest('plate'), 'key-a');
     const again = await w.create(owner, uploadRequest('plate'), 'key-a');
-    const balance = { available: STARTING_BALANCE - EDIT_COST, reserved: EDIT_COST, usedTotal: 0 };
+    const balance = { available: STARTING_BALANCE - PRICES.edit, reserved: PRICES.edit, usedTotal: 0 };
     // Both answers show the balance with the one reservation, read after it was made.
     expect(first.account).toEqual(balance);
     // The replay says so, so the creation is logged and counted once.
@@ -298,14 +298,14 @@ describe('createJob: Idempotency-Key', () => {
     expect(replay.status).toBe(200);
     expect(replay.job).toMatchObject({ id: job.id, status: 'success', output });
     expect(w.balanceOf('key_1')).toEqual({
-      available: STARTING_BALANCE - EDIT_COST,
+      available: STARTING_BALANCE - PRICES.edit,
       reserved: 0,
-      usedTotal: EDIT_COST,
+      usedTotal: PRICES.edit,
     });
   });
 
   it('replays the original job even after the balance has run out', async () => {
-    const w = world({ key_1: EDIT_COST });
+    const w = world({ key_1: PRICES.edit });
     const first = await w.create(owner, uploadRequest('plate'), 'key-a');
     const again = await w.create(owner, uploadRequest('plate'), 'key-a');
     expect(again.job.id).toBe(first.job.id);
@@ -331,7 +331,7 @@ describe('createJob: Idempotency-Key', () => {
     const refused = w.create(owner, different, 'key-a');
     await expect(refused).rejects.toThrow(ConflictError);
     await expect(refused).rejects.toMatchObject({ status: 409, code: 409 });
-    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
+    expect(w.balanceOf('key_1')!.reserved).toBe(PRICES.edit);
     expect(w.store.stored.size).toBe(1);
     expect(w.store.started).toHaveLength(1);
   });
@@ -348,8 +348,8 @@ describe('createJob: Idempotency-Key', () => {
     const theirs = await w.create(otherKey, uploadRequest('plate'), 'key-a');
     expect(theirs.job.id).not.toBe(mine.job.id);
     expect(theirs.job.ownerId).toBe('key_2');
-    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
-    expect(w.balanceOf('key_2')!.reserved).toBe(EDIT_COST);
+    expect(w.balanceOf('key_1')!.reserved).toBe(PRICES.edit);
+    expect(w.balanceOf('key_2')!.reserved).toBe(PRICES.edit);
   });
 
   it('creates one job for two simultaneous requests with the same key, and keeps one copy of the photo', async () => {
@@ -359,7 +359,7 @@ describe('createJob: Idempotency-Key', () => {
       w.create(owner, uploadRequest('plate'), 'key-a'),
     ]);
     expect(b.job.id).toBe(a.job.id);
-    expect(w.balanceOf('key_1')!.reserved).toBe(EDIT_COST);
+    expect(w.balanceOf('key_1')!.reserved).toBe(PRICES.edit);
     expect(w.store.started).toHaveLength(1);
     expect([...w.objects.keys()]).toEqual([a.job.source.key]);
   });
@@ -369,7 +369,7 @@ describe('createJob: Idempotency-Key', () => {
     const first = await w.create(owner, uploadRequest('plate'));
     const second = await w.create(owner, uploadRequest('plate'));
     expect(second.job.id).not.toBe(first.job.id);
-    expect(w.balanceOf('key_1')!.reserved).toBe(2 * EDIT_COST);
+    expect(w.balanceOf('key_1')!.reserved).toBe(2 * PRICES.edit);
     expect(w.store.started).toHaveLength(2);
   });
 });
@@ -453,7 +453,7 @@ describe('createJob: callers', () => {
     expect(job).toMatchObject({
       ownerId: 'master',
       account: null,
-      costCredits: EDIT_COST,
+      costCredits: PRICES.edit,
       reservedCredits: 0,
     });
     expect(w.balanceOf('key_1')).toEqual(untouched);
@@ -463,10 +463,10 @@ describe('createJob: callers', () => {
   it("reserves a guest's job from its trial balance and gives the session the job", async () => {
     const w = world({ trial_1: STARTING_BALANCE });
     const { job } = await w.create(guest, uploadRequest('plate'));
-    expect(job).toMatchObject({ ownerId: 'guest_sess_1', account: 'trial_1', reservedCredits: EDIT_COST });
+    expect(job).toMatchObject({ ownerId: 'guest_sess_1', account: 'trial_1', reservedCredits: PRICES.edit });
     expect(w.balanceOf('trial_1')).toEqual({
-      available: STARTING_BALANCE - EDIT_COST,
-      reserved: EDIT_COST,
+      available: STARTING_BALANCE - PRICES.edit,
+      reserved: PRICES.edit,
       usedTotal: 0,
     });
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, reserve, settle } from '#core/credits/credits.ts';
+import { reserve, settle } from '#core/credits/credits.ts';
 import { InsufficientCreditsError } from '#core/errors.ts';
+import { costOf } from '#core/jobs/operations.ts';
 
 describe('credits', () => {
   it('prices edits at 5 credits and analysis at 1', () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { errorNames } from '#core/error-names.ts';
 import * as errors from '#core/errors.ts';
 
 type ErrorClass = new (message: string) => errors.ServiceError;
@@ -9,11 +10,11 @@ const errorClasses = (Object.entries(errors) as [string, unknown][]).filter(
 
 describe('service errors', () => {
   it('every class carries its own name as a literal listed in errorNames', () => {
-    expect(errorClasses.length).toBe(Object.keys(errors.errorNames).length);
+    expect(errorClasses.length).toBe(Object.keys(errorNames).length);
     for (const [exported, ErrorClass] of errorClasses) {
       const error = new ErrorClass('message');
       expect(error.name).toBe(exported);
-      expect(errors.errorNames[exported as keyof typeof errors.errorNames]).toBe(exported);
+      expect(errorNames[exported as keyof typeof errorNames]).toBe(exported);
     }
   });
 

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ANALYSIS_COST, EDIT_COST } from '#core/credits/credits.ts';
 import { JobCancelledError } from '#core/errors.ts';
 import type { Job } from '#core/jobs/job.ts';
-import type { Operation } from '#core/jobs/operations.ts';
+import { type Operation, PRICES } from '#core/jobs/operations.ts';
 import type { Caller } from '#core/keys/caller.ts';
 import { storageKeys } from '#core/storage-layout.ts';
 import { cancelOwnJob } from '#core/use-cases/control-job.ts';
@@ -17,7 +16,7 @@ const STARTING_BALANCE = 20;
 const output = { output_kind: 'image' as const, inference_cached: false, model_version: {} };
 
 /** A store holding one queued job whose price is reserved from an account that had STARTING_BALANCE. */
-async function withReservedJob(operation: Operation = 'plate', price: number = EDIT_COST) {
+async function withReservedJob(operation: Operation = 'plate', price: number = PRICES.edit) {
   const store = memoryStore({ key_1: STARTING_BALANCE });
   const job = aJob({ operation, costCredits: price, reservedCredits: price });
   const reservation = {
@@ -31,7 +30,7 @@ async function withReservedJob(operation: Operation = 'plate', price: number = E
   return { store, job, balance: () => store.balances.get('key_1') };
 }
 
-async function withRunningJob(operation: Operation = 'plate', price: number = EDIT_COST) {
+async function withRunningJob(operation: Operation = 'plate', price: number = PRICES.edit) {
   const world = await withReservedJob(operation, price);
   await prepareJob(world.store, world.job.id);
   return world;
@@ -70,7 +69,11 @@ describe('prepareJob', () => {
       resultPrefix: storageKeys.resultPrefix(job.id),
     });
     expect(await store.jobs.get(job.id)).toMatchObject({ status: 'processing', attempts: 1 });
-    expect(balance()).toEqual({ available: STARTING_BALANCE - EDIT_COST, reserved: EDIT_COST, usedTotal: 0 });
+    expect(balance()).toEqual({
+      available: STARTING_BALANCE - PRICES.edit,
+      reserved: PRICES.edit,
+      usedTotal: 0,
+    });
   });
 
   it('hands out the same work order when the step runs again, counting one attempt', async () => {
@@ -93,8 +96,8 @@ describe('prepareJob', () => {
 
 describe('settleJob', () => {
   it.each<[string, Operation, number]>([
-    ['an edit', 'plate', EDIT_COST],
-    ['an analysis', 'analyze', ANALYSIS_COST],
+    ['an edit', 'plate', PRICES.edit],
+    ['an analysis', 'analyze', PRICES.analysis],
   ])('charges exactly the reserved credits for %s that succeeded', async (_, operation, price) => {
     const { store, job, balance } = await withRunningJob(operation, price);
     const settled = await settleJob(store, success(job));
@@ -115,8 +118,8 @@ describe('settleJob', () => {
   });
 
   it.each<[string, string, typeof success, typeof success, object]>([
-    ['success', 'success', success, success, charged(EDIT_COST)],
-    ['success', 'failure', success, failure, charged(EDIT_COST)],
+    ['success', 'success', success, success, charged(PRICES.edit)],
+    ['success', 'failure', success, failure, charged(PRICES.edit)],
     ['failure', 'success', failure, success, released],
     ['failure', 'failure', failure, failure, released],
   ])(
@@ -133,7 +136,7 @@ describe('settleJob', () => {
     const { store, job, balance } = await withRunningJob();
     const [a, b] = await Promise.all([settleJob(store, success(job)), settleJob(store, failure(job))]);
     expect(a).toEqual(b);
-    expect(balance()).toEqual(a.status === 'success' ? charged(EDIT_COST) : released);
+    expect(balance()).toEqual(a.status === 'success' ? charged(PRICES.edit) : released);
   });
 
   it('lists the result files of a success among the owner’s files once, even when settled twice', async () => {

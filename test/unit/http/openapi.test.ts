@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it, vi } from 'vitest';
+import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { JobInputSchema } from '#core/jobs/input.ts';
 import type { HttpContext, HttpEvent } from '#http/http-stack.ts';
 import { serializeOpenApi } from '#http/openapi/generator.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { BOOLEAN_SPELLINGS } from '#http/schemas/fields.ts';
 import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
-import { apiPrefix, routes } from '../../../lib/config.ts';
+import { routes } from '../../../lib/config.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the test walks untyped JSON
 type Json = Record<string, any>;
@@ -174,12 +175,12 @@ describe('OpenAPI document', () => {
 
   it('has version 1.1.0 and paths relative to /api/v1', () => {
     expect(document.info).toMatchObject({ version: '1.1.0' });
-    expect(document.servers).toEqual([expect.objectContaining({ url: apiPrefix })]);
-    expect(Object.keys(document.paths).filter((path) => path.startsWith(apiPrefix))).toEqual([]);
+    expect(document.servers).toEqual([expect.objectContaining({ url: API_PREFIX })]);
+    expect(Object.keys(document.paths).filter((path) => path.startsWith(API_PREFIX))).toEqual([]);
   });
 
   it('documents every route of the route table with its method, and no other', () => {
-    const expected = routes.map((route) => `${route.method} ${route.path.slice(apiPrefix.length)}`).sort();
+    const expected = routes.map((route) => `${route.method} ${route.path.slice(API_PREFIX.length)}`).sort();
     const documented = Object.entries(document.paths)
       .flatMap(([path, item]) =>
         Object.keys(item)

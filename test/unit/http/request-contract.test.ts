@@ -9,15 +9,15 @@ import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
-import { pathParameters as fileParameters } from '../../../functions/api/delete-file/schema.ts';
-import { pathParameters as resultParameters } from '../../../functions/api/get-result/schema.ts';
+import { contract as deleteFile } from '../../../functions/api/delete-file/schema.ts';
+import { contract as getResult } from '../../../functions/api/get-result/schema.ts';
 import { ROUTE_CONTRACTS, requestSchemas } from '../../../functions/api/openapi.ts';
 
 /**
  * The request a route documents is the one it validates at run time: each documented field is the very
  * zod object the handler's parser uses, not a copy that could drift. Only what no schema parses is
  * exempt: uploads (read by the body parser) and the `/process` mode, checked by `parseJobRequest`
- * against `LEGACY_PROCESS_MODES`.
+ * against `LEGACY_PROCESS_OPERATION_NAMES`.
  */
 const RUNTIME: Record<keyof typeof requestSchemas, z.ZodObject> = {
   JobInput: JobInputSchema,
@@ -70,7 +70,7 @@ describe('one request schema per route', () => {
 describe('one schema per query and path parameter', () => {
   it('documents the GET /files query and the file id that parsePageQuery and the handler check with', () => {
     expect(ROUTE_CONTRACTS['GET /files']!.query).toBe(PageQuerySchema);
-    expect(fileParameters.file_id).toBe(FileIdSchema);
+    expect(deleteFile.pathParameters.file_id).toBe(FileIdSchema);
   });
 
   it.each([
@@ -106,7 +106,7 @@ describe('one schema per query and path parameter', () => {
       expect(jobId.safeParse(id).success, id).toBe(false);
     }
     expect(JOB_ID_PATTERN.test(newJobId())).toBe(true);
-    expect(resultParameters.name.safeParse('result.jpg').success).toBe(true);
-    expect(resultParameters.name.safeParse('../result.jpg').success).toBe(false);
+    expect(getResult.pathParameters.name.safeParse('result.jpg').success).toBe(true);
+    expect(getResult.pathParameters.name.safeParse('../result.jpg').success).toBe(false);
   });
 });
