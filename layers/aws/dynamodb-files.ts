@@ -125,6 +125,18 @@ export function dynamodbFiles(client: DynamoDBClient, table: string, now: () => 
       return isExpired(Item, now()) ? null : doc<FileRecord>(Item);
     },
 
+    async resultState(jobId, name) {
+      const { Item } = await client.send(
+        new GetItemCommand({
+          TableName: table,
+          Key: fileKeys.resultClaim(jobId, name),
+          ConsistentRead: true,
+        }),
+      );
+      if (!Item) return null;
+      return (await this.get(num(Item, 'file_id'))) ? 'listed' : 'deleted';
+    },
+
     async list(ownerId, before, limit) {
       const files: FileRecord[] = [];
       let start: Item | undefined;

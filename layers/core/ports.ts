@@ -134,6 +134,11 @@ export interface FileRepository {
   /** null when unknown, deleted or expired. */
   get(fileId: number): Promise<FileRecord | null>;
   /**
+   * What became of the result file `name` of a job: `listed` while its record lasts, `deleted` once its owner
+   * deleted it (or it expired), null when it was never registered (a job that settled before results were).
+   */
+  resultState(jobId: string, name: string): Promise<'listed' | 'deleted' | null>;
+  /**
    * Unexpired files with an id below `before`, newest first, at most `limit`.
    * `ownerId` null lists every owner's files.
    */

@@ -4,7 +4,14 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { JOB_POLLING } from '../../client/index.ts';
 import type { CfnTemplate } from '../../lib/app.ts';
 import { ESTIMATES } from '../../tools/cost/estimates.ts';
-import { type Bench, benchFigures, inferenceMsAt, jobCost, type Trace } from '../../tools/cost/model.ts';
+import {
+  type Bench,
+  benchFigures,
+  inferenceMsAt,
+  jobCost,
+  overhead,
+  type Trace,
+} from '../../tools/cost/model.ts';
 import { PRICES } from '../../tools/cost/prices.ts';
 import { costTable, inputsSummary, memoryTable, readSnapshots, staleness } from '../../tools/cost/report.ts';
 import { templateFacts, UnfollowedStateError } from '../../tools/cost/template-facts.ts';
@@ -125,6 +132,31 @@ describe('the cost model and the template', () => {
     const ratio =
       (2 * inferenceMsAt(1000, 2 * memoryMb, ESTIMATES)) / inferenceMsAt(1000, memoryMb, ESTIMATES);
     expect(cost(bigger)['Lambda: inference'] / now['Lambda: inference']).toBeCloseTo(ratio, 2);
+  });
+
+  it('counts as overhead neither the inference nor the download nor one stored copy of the result', () => {
+    const facts = templateFacts(templates);
+    const withResultsOf = (scale: number) => {
+      const figures = benchFigures(snapshots.bench, 'background');
+      const bench = {
+        ...figures,
+        filesBytes: figures.filesBytes * scale,
+        urlBytes: figures.urlBytes * scale,
+      };
+      const inputs = { facts, bench, prices: PRICES, estimates: ESTIMATES };
+      const costs = jobCost({
+        ...inputs,
+        traced: snapshots.trace.operations.background,
+        polling: JOB_POLLING,
+      });
+      return { costs, overhead: overhead(costs, inputs) };
+    };
+    // A result three times the size costs more to store and send; the overhead stays, as long as the
+    // result is stored once (a second copy would be overhead, and grow with it).
+    const [now, larger] = [withResultsOf(1), withResultsOf(3)];
+    expect(larger.costs['S3 storage']).toBeGreaterThan(now.costs['S3 storage']);
+    expect(larger.costs['data out']).toBeGreaterThan(now.costs['data out']);
+    expect(larger.overhead).toBeCloseTo(now.overhead, 12);
   });
 
   it('is shown in docs/deploy.md as `npm run cost` prints it now', () => {

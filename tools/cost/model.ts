@@ -3,6 +3,7 @@
  * price table to dollars per job, by service. Pure: every input is an argument.
  */
 import type { Operation } from '#core/jobs/operations.ts';
+import { STORAGE_PREFIXES } from '#core/storage-layout.ts';
 import type { ESTIMATES } from './estimates.ts';
 import type { Prices } from './prices.ts';
 import type { TemplateFacts } from './template-facts.ts';
@@ -288,6 +289,31 @@ export function jobCost(inputs: ModelInputs): Record<Service, number> {
     'CloudWatch Logs': logs,
     EventBridge: eventBridge,
   };
+}
+
+/**
+ * What a job costs beyond what the photo itself needs (issue 37): everything but the inference function's
+ * run, the result's transfer to the client and one stored copy of its files for as long as results live.
+ */
+export function overhead(
+  cost: Record<Service, number>,
+  inputs: Pick<ModelInputs, 'facts' | 'bench' | 'prices' | 'estimates'>,
+): number {
+  const total = SERVICES.reduce((sum, service) => sum + cost[service], 0);
+  return total - cost['Lambda: inference'] - cost['data out'] - resultCopyCost(inputs);
+}
+
+/** One copy of a job's result files, stored under results/ until they expire. */
+export function resultCopyCost({
+  facts,
+  bench,
+  prices,
+  estimates,
+}: Pick<ModelInputs, 'facts' | 'bench' | 'prices' | 'estimates'>): number {
+  const days = facts.expiryDays[STORAGE_PREFIXES.results.prefix];
+  if (days === undefined) throw new Error('results never expire: the model has no lifetime for them');
+  const months = (days + estimates.expiryRoundingDays) / estimates.daysPerMonth;
+  return (bench.filesBytes / GB) * months * prices.s3.gbMonth;
 }
 
 /** Mean run time of a function's invocations in a phase; the inference function's is the bench's p50. */

@@ -10,6 +10,7 @@ import {
   benchFigures,
   inferenceMsAt,
   jobCost,
+  overhead,
   pollsFor,
   SERVICES,
   type Service,
@@ -43,23 +44,25 @@ export function staleness(trace: Trace, templates: { data: CfnTemplate; service:
 
 const dollars = (value: number) => (value === 0 ? '0' : value.toFixed(3).replace(/^0\./, '.'));
 
-/** Per 1,000 jobs: a column for each operation, a row for each service, the total last (Markdown). */
+/**
+ * Per 1,000 jobs: a column for each operation, a row for each service, the total, then the overhead: the
+ * total less the inference function, data out and one stored copy of the result (Markdown).
+ */
 export function costTable(
   templates: { data: CfnTemplate; service: CfnTemplate },
   { trace, bench }: { trace: Trace; bench: Bench },
 ): string {
   const facts = templateFacts(templates);
   const operations = Object.keys(trace.operations) as Array<keyof Trace['operations']>;
-  const costs = operations.map((operation) =>
-    jobCost({
-      facts,
-      traced: trace.operations[operation],
-      bench: benchFigures(bench, operation),
-      polling: JOB_POLLING,
-      prices: PRICES,
-      estimates: ESTIMATES,
-    }),
-  );
+  const inputs = operations.map((operation) => ({
+    facts,
+    traced: trace.operations[operation],
+    bench: benchFigures(bench, operation),
+    polling: JOB_POLLING,
+    prices: PRICES,
+    estimates: ESTIMATES,
+  }));
+  const costs = inputs.map((input) => jobCost(input));
   const row = (cells: string[]) => `| ${cells.join(' | ')} |`;
   const per1000 = (cost: Record<Service, number>, service: Service) => dollars(cost[service] * 1000);
   const total = (cost: Record<Service, number>) => SERVICES.reduce((sum, service) => sum + cost[service], 0);
@@ -68,6 +71,10 @@ export function costTable(
     row(['---', ...operations.map(() => '---:')]),
     ...SERVICES.map((service) => row([service, ...costs.map((cost) => per1000(cost, service))])),
     row(['**total**', ...costs.map((cost) => `**${dollars(total(cost) * 1000)}**`)]),
+    row([
+      'overhead (all but inference, data out and one stored copy of the result)',
+      ...costs.map((cost, i) => dollars(overhead(cost, inputs[i]!) * 1000)),
+    ]),
   ].join('\n');
 }
 

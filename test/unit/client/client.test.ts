@@ -80,7 +80,7 @@ describe('photo-jobs/client', () => {
     expect(seen).toEqual(['queued', 'processing', 'processing', 'success']);
     expect(calls).toHaveLength(4);
     const gaps = at.slice(1).map((time, i) => time - at[i]!);
-    expect(gaps).toEqual([250, 375, 562]);
+    expect(gaps).toEqual([1000, 1200, 1440]);
   });
 
   it('gives up at the timeout, and stops at once when its signal is aborted', async () => {

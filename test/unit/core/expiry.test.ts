@@ -111,6 +111,44 @@ describe('a result link (GET /results)', () => {
     await expect(resultLink(deps, 'job_unknown', 'result.jpg', 900)).rejects.toThrow(NotFoundError);
   });
 
+  it('tells a registered result from one its owner deleted by the file record, without asking storage', async () => {
+    const { store, bucket, deps } = setup(daysAfter(FINISHED, 1));
+    await store.jobs.insert(succeeded, null, null);
+    const asked: string[] = [];
+    const objects = {
+      ...bucket.store,
+      exists: async (key: string) => {
+        asked.push(key);
+        return bucket.store.exists(key);
+      },
+    };
+    const record = (fileId: number, name: string) => ({
+      fileId,
+      ownerId: succeeded.ownerId,
+      kind: 'result' as const,
+      name,
+      contentType: 'image/png',
+      bytes: 4,
+      key: `results/${succeeded.id}/${name}`,
+      url: resultPath(succeeded.id, name),
+      jobId: succeeded.id,
+      assetId: null,
+      createdAt: FINISHED,
+      expiresAt: daysAfter(FINISHED, 30).toISOString(),
+    });
+    const [kept, deleted] = [record(1, 'result.jpg'), record(2, 'plate_mask.png')];
+    for (const file of [kept, deleted]) {
+      await store.files.insertResult(file);
+      bucket.objects.set(file.key, Buffer.from('png'));
+    }
+    await store.files.delete(deleted);
+    const counted = { ...deps, objects };
+    await expect(resultLink(counted, succeeded.id, 'result.jpg', 900)).resolves.toContain(kept.key);
+    // The bytes are still there (the deletion of the object failed, say): the owner's deletion stands.
+    await expect(resultLink(counted, succeeded.id, 'plate_mask.png', 900)).rejects.toThrow(GoneError);
+    expect(asked).toEqual([]);
+  });
+
   it('answers a job id or a name the service never issues with the same 404, reading nothing', async () => {
     const { deps } = setup(daysAfter(FINISHED, 1));
     const reads: string[] = [];

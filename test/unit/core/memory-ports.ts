@@ -109,7 +109,7 @@ export function memoryStore(accounts: Record<string, number> = {}, options: { ma
 /** File records with the DynamoDB adapter's rules: one registration per job and name, expired ones hidden. */
 export function memoryFiles(clock: Clock) {
   const files = new Map<number, FileRecord>();
-  const claims = new Set<string>();
+  const claims = new Map<string, number>();
   let lastId = 0;
   const unexpired = (file: FileRecord) => Date.parse(file.expiresAt) > clock.now().getTime();
   const repository: FileRepository = {
@@ -119,13 +119,18 @@ export function memoryFiles(clock: Clock) {
     async insertResult(file) {
       const claim = `${file.jobId}/${file.name}`;
       if (claims.has(claim)) return false;
-      claims.add(claim);
+      claims.set(claim, file.fileId);
       files.set(file.fileId, file);
       return true;
     },
     async get(fileId) {
       const file = files.get(fileId);
       return file && unexpired(file) ? file : null;
+    },
+    async resultState(jobId, name) {
+      const fileId = claims.get(`${jobId}/${name}`);
+      if (fileId === undefined) return null;
+      return (await this.get(fileId)) ? 'listed' : 'deleted';
     },
     async list(ownerId, before, limit) {
       return [...files.values()]
