@@ -304,7 +304,7 @@ export function overhead(
 }
 
 /** One copy of a job's result files, stored under results/ until they expire. */
-export function resultCopyCost({
+function resultCopyCost({
   facts,
   bench,
   prices,
