@@ -186,6 +186,12 @@ export interface PlateTextOptions {
    * ("2014-04-30", "07:29:54"), is 6-8 digits in a plate-shaped line. `dateOrTime` says which readings.
    */
   readonly refuseDateOrTime?: boolean;
+  /**
+   * At least this many letters: a number alone is a truck's fleet number or a bus's route number far more
+   * often than a plate (every labelled plate read by text alone has a letter; car2's all-digit plate is
+   * found by the detector's looks, which never read text).
+   */
+  readonly minLetters?: number;
   /** Share of the read characters (spaces, dashes and dots aside) that are letters or digits. */
   readonly minAlphanumericShare?: number;
   /** Region aspect (width / height) bounds of a one-row plate; two-row plates are near 2:1. */
@@ -201,6 +207,7 @@ export const PLATE_TEXT_DEFAULTS: Required<PlateTextOptions> = {
   digitLookAlikes: true,
   capitalsOnly: true,
   refuseDateOrTime: true,
+  minLetters: 1,
   minAlphanumericShare: 0.8,
   minAspect: 1.5,
   maxAspect: 9,
@@ -238,6 +245,7 @@ export function plateText(reading: Reading, region: Size, options: PlateTextOpti
     !lowerCase &&
     (characters.length < o.lettersFrom || characters.length - digits >= 2) &&
     !(o.refuseDateOrTime && dateOrTime(reading.text)) &&
+    characters.length - digits >= o.minLetters &&
     aspect >= o.minAspect &&
     aspect <= o.maxAspect &&
     reading.confidence >= o.minConfidence;

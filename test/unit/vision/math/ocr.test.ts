@@ -95,8 +95,7 @@ describe('plate-likeness of a read text line', () => {
       'B6IRCY', // B 61 RCY with its 1 read as an I
       'B7SMCY', // B 75 MCY with its 5 read as an S
       'ＫＡ０１ＡＢ',
-      '1049338', // digits only (car2), not a date
-      '123-456', // two groups of digits, not three
+      '123-45A', // two groups of digits, not three
       'OKO-6067',
     ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBeCloseTo(0.95, 5);
@@ -116,6 +115,7 @@ describe('plate-likeness of a read text line', () => {
       '07:2355',
       '30.04.14',
       '20140430',
+      '205014', // a truck's fleet number: digits only
       'SALE',
       'A1',
       '车牌号码京A',
