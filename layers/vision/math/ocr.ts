@@ -181,6 +181,17 @@ export interface PlateTextOptions {
    * address or a model name on a watermark or a badge often is not ("ma4auto.com").
    */
   readonly capitalsOnly?: boolean;
+  /**
+   * A reading that is a date or a clock time is not a plate: a camera's timestamp overlay, read in part
+   * ("2014-04-30", "07:29:54"), is 6-8 digits in a plate-shaped line. `dateOrTime` says which readings.
+   */
+  readonly refuseDateOrTime?: boolean;
+  /**
+   * At least this many letters: a number alone is a truck's fleet number or a bus's route number far more
+   * often than a plate (every labelled plate read by text alone has a letter; car2's all-digit plate is
+   * found by the detector's looks, which never read text).
+   */
+  readonly minLetters?: number;
   /** Share of the read characters (spaces, dashes and dots aside) that are letters or digits. */
   readonly minAlphanumericShare?: number;
   /** Region aspect (width / height) bounds of a one-row plate; two-row plates are near 2:1. */
@@ -195,6 +206,8 @@ export const PLATE_TEXT_DEFAULTS: Required<PlateTextOptions> = {
   lettersFrom: 10,
   digitLookAlikes: true,
   capitalsOnly: true,
+  refuseDateOrTime: true,
+  minLetters: 1,
   minAlphanumericShare: 0.8,
   minAspect: 1.5,
   maxAspect: 9,
@@ -231,10 +244,29 @@ export function plateText(reading: Reading, region: Size, options: PlateTextOpti
     digits + lookAlikes >= 2 &&
     !lowerCase &&
     (characters.length < o.lettersFrom || characters.length - digits >= 2) &&
+    !(o.refuseDateOrTime && dateOrTime(reading.text)) &&
+    characters.length - digits >= o.minLetters &&
     aspect >= o.minAspect &&
     aspect <= o.maxAspect &&
     reading.confidence >= o.minConfidence;
   return { characters, score: ok ? reading.confidence : 0 };
+}
+
+/** Digits, a separator, digits, a separator, digits: 2014-04-30, 30.04.14, 07:29:54. */
+const DIGIT_TRIPLE = /\d{1,4} ?[-/.:] ?\d{1,2} ?[-/.:] ?\d{1,4}/;
+/** A colon between digits: no plate format carries one, every clock does (07:29). */
+const CLOCK = /\d ?: ?\d{2}/;
+/** Eight digits that read as a year 1990-2039, a month and a day, the separators lost: 20140430. */
+const COMPACT_DATE = /^(199\d|20[0-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/;
+
+/**
+ * Whether a reading is a date or a clock time (full-width forms as ASCII): three groups of digits joined by
+ * dashes, slashes, dots or colons, a colon between digits, or eight digits that parse as year, month and
+ * day. Plates mix letters into their groups (B-123-ABC, 12-AB-34) or have two groups at most (123-456).
+ */
+export function dateOrTime(text: string): boolean {
+  const t = [...text].map(normaliseCharacter).join('');
+  return DIGIT_TRIPLE.test(t) || CLOCK.test(t) || COMPACT_DATE.test(t.replace(/[\s\-./:]/g, ''));
 }
 
 /**

@@ -95,6 +95,8 @@ describe('plate-likeness of a read text line', () => {
       'B6IRCY', // B 61 RCY with its 1 read as an I
       'B7SMCY', // B 75 MCY with its 5 read as an S
       'ＫＡ０１ＡＢ',
+      '123-45A', // two groups of digits, not three
+      'OKO-6067',
     ]) {
       expect(plateText({ text, confidence: 0.95 }, line).score, text).toBeCloseTo(0.95, 5);
     }
@@ -106,6 +108,14 @@ describe('plate-likeness of a read text line', () => {
       'SUNTRUP',
       'WWW.AUTOPIABV.NL',
       '2014-06-17 08:38:22',
+      // A camera's timestamp read in part: the date, the time, a time with its colons lost but one.
+      '2014-04-30',
+      '07:29:54',
+      '17 12:37:1',
+      '07:2355',
+      '30.04.14',
+      '20140430',
+      '205014', // a truck's fleet number: digits only
       'SALE',
       'A1',
       '车牌号码京A',

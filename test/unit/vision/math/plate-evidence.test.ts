@@ -60,6 +60,22 @@ describe('plate evidence', () => {
     expect(isPlate(candidate(touching, [0.8, 0.7, 0.7]), photo)).toBe(true);
   });
 
+  it('does not fill a box in a corner of the photo, however sure: a camera timestamp, a watermark', () => {
+    const sure: [number, number, number] = [0.9, 0.9, 0.9];
+    // wts-lg-000025's overlays: the date and time flush with the top left, and again at the bottom right.
+    expect(isPlate(candidate({ x: 4, y: 0, w: 117, h: 19 }, sure), photo)).toBe(false);
+    expect(isPlate(candidate({ x: 1220, y: 698, w: 51, h: 19 }, sure), photo)).toBe(false);
+    // Five pixels down from the edge, a third of a 9 px line's height away, is still flush with it.
+    expect(isPlate(candidate({ x: 91, y: 6, w: 27, h: 7 }, sure), photo)).toBe(false);
+    // A plate at the top edge in the middle (a car entering a gate camera's frame), and one at the left
+    // edge a plate height up from the bottom, are filled.
+    expect(isPlate(candidate({ x: 778, y: 1, w: 71, h: 35 }, sure), photo)).toBe(true);
+    expect(isPlate(candidate({ x: 20, y: 620, w: 80, h: 40 }, sure), photo)).toBe(true);
+    expect(
+      isPlate(candidate({ x: 4, y: 0, w: 117, h: 19 }, sure), photo, { ...PLATE_RULE, cornerBand: 0 }),
+    ).toBe(true);
+  });
+
   it('keeps the best of overlapping candidates and every separate plate, best first', () => {
     const a = candidate({ x: 100, y: 100, w: 100, h: 30 }, [0.6, 0.6, 0.6]);
     const a2 = candidate({ x: 105, y: 102, w: 100, h: 30 }, [0.9, 0.9, 0.9]);
