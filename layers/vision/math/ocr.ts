@@ -264,7 +264,7 @@ const COMPACT_DATE = /^(199\d|20[0-3]\d)(0[1-9]|1[0-2])(0[1-9]|[12]\d|3[01])$/;
  * dashes, slashes, dots or colons, a colon between digits, or eight digits that parse as year, month and
  * day. Plates mix letters into their groups (B-123-ABC, 12-AB-34) or have two groups at most (123-456).
  */
-export function dateOrTime(text: string): boolean {
+function dateOrTime(text: string): boolean {
   const t = [...text].map(normaliseCharacter).join('');
   return DIGIT_TRIPLE.test(t) || CLOCK.test(t) || COMPACT_DATE.test(t.replace(/[\s\-./:]/g, ''));
 }

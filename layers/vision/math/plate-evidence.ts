@@ -207,7 +207,7 @@ export function confirmed(candidate: PlateCandidate, rule: PlateRule = PLATE_RUL
 }
 
 /** Whether `box` lies in a corner of the image under `rule` (`PlateRule.cornerBand`). */
-export function inCorner(
+function inCorner(
   box: Box,
   image: Size,
   rule: Pick<PlateRule, 'cornerBand' | 'cornerEdge' | 'cornerWidth'>,
