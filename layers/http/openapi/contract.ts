@@ -9,7 +9,8 @@
 import type * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import type { SharedSchemaName } from '../schemas/shared.ts';
-import type { ErrorStatus, TagName } from './document.ts';
+import type { TagName } from './document.ts';
+import type { ErrorStatus } from './errors.ts';
 import type { Examples } from './examples.ts';
 import type { Json } from './json-schema.ts';
 

@@ -1,25 +1,18 @@
 /**
  * The OpenAPI 3.1 document of the API, built from the endpoints' contracts (./contract.ts): each
  * `functions/api/<endpoint>/schema.ts` gives its routes, who may call them, the schemas only it uses (the
- * run-time ones) and their examples, ../schemas/ what several share, ./document.ts what is not per endpoint
- * (errors, limits, security, webhooks), and this file the generation. functions/api/endpoints.ts lists the
- * endpoints.
+ * run-time ones) and their examples, ../schemas/ what several share, ./document.ts, ./errors.ts and
+ * ./webhooks.ts what is not per endpoint (limits, security, errors, webhooks), and this file the generation.
+ * functions/api/endpoints.ts lists the endpoints.
  */
 import * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import { sharedPathParameters, sharedRequestSchemas, sharedResponseSchemas } from '../schemas/shared.ts';
 import type { EndpointContract, OperationSpec, ResponseSpec } from './contract.ts';
-import {
-  ALL_ERRORS,
-  COMMON_COMPONENTS,
-  DOCUMENT_HEAD,
-  ERRORS,
-  type ErrorStatus,
-  OPENAPI_VERSION,
-  SECURITY,
-  WEBHOOKS,
-} from './document.ts';
+import { COMMON_COMPONENTS, DOCUMENT_HEAD, OPENAPI_VERSION, SECURITY } from './document.ts';
+import { ALL_ERRORS, ERRORS, type ErrorStatus } from './errors.ts';
 import { componentRef, inlineSchema, type Json, tidy } from './json-schema.ts';
+import { WEBHOOKS } from './webhooks.ts';
 
 export { API_VERSION, OPENAPI_VERSION } from './document.ts';
 
