@@ -25,6 +25,7 @@ export const BatchDownloadLink = z
   .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 
 export const contract = endpointContract({
+  query: downloadBatchQuery,
   auth: 'key',
   responseSchemas: { BatchDownloadLink },
   operations: {
@@ -42,7 +43,6 @@ export const contract = endpointContract({
         '`application/json` and not `application/zip` gets the link as JSON (200) instead of the redirect: a ' +
         'browser page cannot read a redirect’s `Location`, and following it would send its key to the storage.',
       tag: 'Batches',
-      query: downloadBatchQuery,
       responses: {
         202: {
           description:

@@ -33,6 +33,7 @@ export const FileList = z
   .describe('A page of the caller’s files (an administrator sees every file).');
 
 export const contract = endpointContract({
+  query: listFilesQuery,
   auth: 'key',
   responseSchemas: { FileItem, FileList },
   operations: {
@@ -41,7 +42,6 @@ export const contract = endpointContract({
       summary: 'List the caller’s files',
       description: 'Ordinary keys see their own files; an administrator keeps the legacy global listing.',
       tag: 'Files',
-      query: listFilesQuery,
       responses: { 200: json('FileList', 'A page of files.') },
     },
   },

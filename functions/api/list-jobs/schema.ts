@@ -17,6 +17,7 @@ export const JobList = z
   .describe('A page of the caller’s jobs, newest first.');
 
 export const contract = endpointContract({
+  query: listJobsQuery,
   auth: 'key-or-guest',
   responseSchemas: { JobList },
   operations: {
@@ -25,7 +26,6 @@ export const contract = endpointContract({
       summary: 'List the caller’s jobs',
       description: 'Only jobs of the calling key (or guest session), newest first.',
       tag: 'Jobs',
-      query: listJobsQuery,
       responses: {
         200: json('JobList', 'A page of jobs.', {
           examples: example('The newest job and the cursor of the next page', {

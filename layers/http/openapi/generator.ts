@@ -100,7 +100,7 @@ function responseObject(spec: ResponseSpec): Json {
   };
 }
 
-function operationObject(spec: OperationSpec, auth: AuthMode): Json {
+function operationObject(spec: OperationSpec, auth: AuthMode, query: z.ZodObject | undefined): Json {
   const responses: Json = {};
   const statuses = [
     ...Object.keys(spec.responses).map(Number),
@@ -111,7 +111,7 @@ function operationObject(spec: OperationSpec, auth: AuthMode): Json {
     responses[String(status)] = success ? responseObject(success) : errorRef(status as ErrorStatus);
   }
   const parameters = [
-    ...(spec.query ? parametersOf(spec.query, 'query') : []),
+    ...(query ? parametersOf(query, 'query') : []),
     ...(spec.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
   ];
   return {
@@ -165,7 +165,9 @@ export function assembleOpenApiDocument(
     'Route',
     {},
     endpoints.map((e) =>
-      Object.fromEntries(Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth }])),
+      Object.fromEntries(
+        Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth, query: e.query }]),
+      ),
     ),
   );
   const parameterMap = merged<z.ZodType>(
@@ -180,7 +182,7 @@ export function assembleOpenApiDocument(
   }
 
   const byPath = new Map<string, Map<Method, Json>>();
-  for (const [key, { spec, auth }] of Object.entries(operationMap)) {
+  for (const [key, { spec, auth, query }] of Object.entries(operationMap)) {
     for (const mediaType of Object.keys(spec.bodyExamples ?? {}))
       if (!spec.body?.[mediaType])
         throw new Error(`Examples for a ${mediaType} body that ${key} does not take`);
@@ -191,7 +193,7 @@ export function assembleOpenApiDocument(
     }
     const [method, path] = key.split(' ') as [string, string];
     const operations = byPath.get(path) ?? new Map<Method, Json>();
-    operations.set(method.toLowerCase() as Method, operationObject(spec, auth));
+    operations.set(method.toLowerCase() as Method, operationObject(spec, auth, query));
     byPath.set(path, operations);
   }
   const paths: Record<string, Json> = {};
