@@ -6,7 +6,7 @@ import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
 import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
 
-/** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
+/** Query of GET /batches/{batch_id}/download: the schema its handler gets the query parsed with, described. */
 export const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
   partial: {
     enum: BOOLEAN_SPELLINGS,

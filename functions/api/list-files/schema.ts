@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields, timestamp } from '#http/schemas/fields.ts';
 
-/** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
+/** Query parameters of GET /files: the schema its handler gets the query parsed with, described. */
 export const listFilesQuery = documentedFields(PageQuerySchema, {
   limit: { default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
   before: { description: 'Cursor: `next_cursor` of the previous page (a `file_id`).' },

@@ -5,7 +5,7 @@ import { endpointContract, example, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields } from '#http/schemas/fields.ts';
 import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
 
-/** Query parameters of GET /jobs: the schema the use case parses with, described. */
+/** Query parameters of GET /jobs: the schema its handler gets the query parsed with, described. */
 export const listJobsQuery = documentedFields(ListJobsQuery, {
   limit: { description: 'Page size.' },
   before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
