@@ -1,162 +1,19 @@
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import type { CreateTableCommandInput } from '@aws-sdk/client-dynamodb';
 import { readText, sendAwsJson } from './aws-json.ts';
+import { DYNAMODB_ACTIONS, dynaliteEngine } from './dynamodb-engine.ts';
+import { observedRequest } from './dynamodb-observed.ts';
 import { DynamoError, localTransactions } from './dynamodb-transactions.ts';
 import { type Authorizer, accessDeniedJson, accessKeyOf, dynamodbRequests } from './iam.ts';
-import type { DynamoItem, DynamoWrite, Observer } from './observe.ts';
+import type { DynamoItem, Observer } from './observe.ts';
 
-// dynalite ships no type declarations; createRequire keeps the casts in this file. Its engine (the
-// request validations, the actions and the LevelDB store) is used in this process, without its HTTP server:
-// the front below is the one server the SDK clients reach, so a request crosses one socket, not two.
-const requireDynalite = createRequire(import.meta.url);
-type Callback = (
-  err: (Error & { statusCode?: number; body?: DynamoError['body'] }) | null,
-  out?: unknown,
-) => void;
-interface DynaliteStore {
-  getTable(name: string, checkStatus: unknown, cb?: Callback): void;
-  tableDb: { put(key: string, value: unknown, cb: Callback): void; del(key: string, cb: Callback): void };
-  db: { close(cb: (err?: Error) => void): void };
-  lifecycleManager?: { gracefulClose(cb: (err?: Error) => void): void };
-}
-const dynaliteDb = requireDynalite('dynalite/db') as {
-  create(options: {
-    path?: string;
-    createTableMs: number;
-    updateTableMs: number;
-    deleteTableMs: number;
-  }): DynaliteStore;
-};
-const dynaliteValidations = requireDynalite('dynalite/validations') as {
-  checkTypes(data: unknown, types: object): Record<string, unknown>;
-  checkValidations(data: unknown, types: object, custom: unknown, store: DynaliteStore): void;
-};
-// dynalite's list (index.js): what its server accepts.
-const DYNAMODB_ACTIONS = [
-  'BatchGetItem',
-  'BatchWriteItem',
-  'CreateTable',
-  'DeleteItem',
-  'DeleteTable',
-  'DescribeTable',
-  'DescribeTimeToLive',
-  'GetItem',
-  'ListTables',
-  'PutItem',
-  'Query',
-  'Scan',
-  'TagResource',
-  'UntagResource',
-  'ListTagsOfResource',
-  'UpdateItem',
-  'UpdateTable',
-];
-const TABLE_OPERATIONS = new Set(['CreateTable', 'DeleteTable', 'UpdateTable']);
 /** dynalite's own request size limit. */
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 
 const TARGET = 'DynamoDB_20120810.';
 const API_VERSIONS = ['DynamoDB_20111205', 'DynamoDB_20120810'];
-
-/**
- * dynalite's engine without its HTTP server: a request is validated and run exactly as its server would
- * (checkTypes, checkValidations, the action), and its error bodies are dynalite's. An ACTIVE table's
- * description is kept in memory (dynalite reads it from LevelDB on every request); any write of a table
- * description (create, update, delete, and their delayed status changes) drops what is kept.
- */
-function dynaliteEngine(dataDir: string | undefined) {
-  // 0 ms: tables go ACTIVE on the next tick instead of after dynalite's 500 ms default.
-  const store = dynaliteDb.create({ path: dataDir, createTableMs: 0, updateTableMs: 0, deleteTableMs: 0 });
-  const actions = new Map(
-    DYNAMODB_ACTIONS.map((op) => {
-      const name = op[0]!.toLowerCase() + op.slice(1);
-      return [
-        op,
-        {
-          run: requireDynalite(`dynalite/actions/${name}`) as (
-            store: DynaliteStore,
-            data: unknown,
-            cb: Callback,
-          ) => void,
-          validation: requireDynalite(`dynalite/validations/${name}`) as { types: object; custom?: unknown },
-        },
-      ];
-    }),
-  );
-
-  const tables = new Map<string, unknown>();
-  let generation = 0;
-  const forget = () => {
-    generation++;
-    tables.clear();
-  };
-  const { put, del } = store.tableDb;
-  store.tableDb.put = (key, value, cb) => {
-    forget();
-    put.call(store.tableDb, key, value, cb);
-  };
-  store.tableDb.del = (key, cb) => {
-    forget();
-    del.call(store.tableDb, key, cb);
-  };
-  const readTable = store.getTable.bind(store);
-  // Item actions pass a callback as checkStatus (CREATING and DELETING tables are not found); table
-  // actions pass false and read LevelDB every time.
-  store.getTable = (name, checkStatus, cb) => {
-    const done = (cb ?? checkStatus) as Callback;
-    if (typeof checkStatus === 'function' || checkStatus === true) {
-      const known = tables.get(name);
-      if (known) return queueMicrotask(() => done(null, known));
-      const at = generation;
-      return readTable(name, true, (err, table) => {
-        if (!err && at === generation && (table as { TableStatus?: string }).TableStatus === 'ACTIVE')
-          tables.set(name, table);
-        done(err, table);
-      });
-    }
-    readTable(name, checkStatus, done);
-  };
-
-  return {
-    /** One request, already parsed: its answer, or a DynamoError with dynalite's status and body. */
-    dispatch(op: string, data: unknown): Promise<Record<string, unknown>> {
-      const action = actions.get(op);
-      if (!action)
-        return Promise.reject(
-          new DynamoError(400, { __type: 'com.amazon.coral.service#UnknownOperationException' }),
-        );
-      return new Promise((resolve, reject) => {
-        const settle: Callback = (err, out) => {
-          if (!err) resolve(out as Record<string, unknown>);
-          else reject(err.statusCode && err.body ? new DynamoError(err.statusCode, err.body) : err);
-        };
-        try {
-          const checked = dynaliteValidations.checkTypes(data, action.validation.types);
-          dynaliteValidations.checkValidations(
-            checked,
-            action.validation.types,
-            action.validation.custom,
-            store,
-          );
-          if (TABLE_OPERATIONS.has(op)) forget();
-          action.run(store, checked, settle);
-        } catch (err) {
-          settle(err as Error);
-        }
-      });
-    },
-    close(): Promise<void> {
-      return new Promise((resolve, reject) => {
-        const closed = (err?: Error) => (err ? reject(err) : resolve());
-        if (store.lifecycleManager) store.lifecycleManager.gracefulClose(closed);
-        else store.db.close(closed);
-      });
-    },
-  };
-}
 
 /**
  * dynalite's engine in this process behind one loopback server that speaks DynamoDB's JSON protocol to the
@@ -214,7 +71,10 @@ export async function startLocalDynamo(opts: {
       return engine.dispatch(op, body);
     };
     return opts.observe
-      ? observed(opts.observe, caller, op, data as Record<string, unknown>, run)
+      ? observedRequest(opts.observe, { caller, op, data: data as Record<string, unknown> }, run, {
+          keyNames: (table) => keyNames.get(table) ?? [],
+          readItem,
+        })
       : run(data as Record<string, unknown>);
   }
 
@@ -227,52 +87,6 @@ export async function startLocalDynamo(opts: {
       (answer) => answer.Item ?? null,
       () => null,
     );
-
-  /**
-   * The request run as it would be, with what a counter needs: the items it writes, read before and after
-   * (one request at a time is what a trace runs, so nothing else moves them in between), and the read
-   * capacity the engine reports, asked for when the client did not ask and then left out of its answer.
-   */
-  async function observed(
-    observe: Observer,
-    caller: string | undefined,
-    op: string,
-    data: Record<string, unknown>,
-    run: (body: Record<string, unknown>) => Promise<object>,
-  ): Promise<object> {
-    const targets = writeTargets(op, data, (table) => keyNames.get(table) ?? []);
-    const before = await Promise.all(targets.map((target) => readItem(target.table, target.key)));
-    const asked = data.ReturnConsumedCapacity;
-    const reads = READ_OPERATIONS.has(op);
-    let out: Record<string, unknown> | undefined;
-    try {
-      out = (await run(reads && !asked ? { ...data, ReturnConsumedCapacity: 'TOTAL' } : data)) as Record<
-        string,
-        unknown
-      >;
-      if (reads && !asked) {
-        const { ConsumedCapacity: _left, ...answer } = out;
-        return answer;
-      }
-      return out;
-    } finally {
-      const after = await Promise.all(targets.map((target) => readItem(target.table, target.key)));
-      const writes: DynamoWrite[] = targets.map((target, i) => ({
-        table: target.table,
-        before: before[i]!,
-        after: after[i]!,
-        ...(target.checkOnly ? { checkOnly: true } : {}),
-      }));
-      observe({
-        service: 'dynamodb',
-        caller,
-        operation: op,
-        ok: out !== undefined,
-        readUnits: reads && out ? consumedUnits(out.ConsumedCapacity) : 0,
-        writes,
-      });
-    }
-  }
 
   const front = http.createServer((req, res) => {
     if (declaredLength(req) > MAX_REQUEST_BYTES) {
@@ -364,55 +178,6 @@ export async function startLocalDynamo(opts: {
     await call('CreateTable', table);
     await tableActive(table.TableName!);
     for (const item of items) await call('PutItem', { TableName: table.TableName, Item: item });
-  }
-}
-
-const READ_OPERATIONS = new Set(['GetItem', 'BatchGetItem', 'Query', 'Scan', 'TransactGetItems']);
-
-const consumedUnits = (capacity: unknown): number =>
-  (Array.isArray(capacity) ? capacity : capacity ? [capacity] : []).reduce(
-    (sum: number, entry: { CapacityUnits?: number }) => sum + (entry.CapacityUnits ?? 0),
-    0,
-  );
-
-/** The items a write request addresses, by table and key (a put's key taken from its item). */
-function writeTargets(
-  op: string,
-  data: Record<string, unknown>,
-  keyNamesOf: (table: string) => string[],
-): Array<{ table: string; key: DynamoItem; checkOnly?: boolean }> {
-  const keyOf = (table: string, item: DynamoItem) =>
-    Object.fromEntries(keyNamesOf(table).map((name) => [name, item[name]]));
-  type Spec = { TableName: string; Item?: DynamoItem; Key?: DynamoItem };
-  const target = (spec: Spec) => ({
-    table: spec.TableName,
-    key: spec.Key ?? keyOf(spec.TableName, spec.Item ?? {}),
-  });
-  switch (op) {
-    case 'PutItem':
-    case 'UpdateItem':
-    case 'DeleteItem':
-      return [target(data as unknown as Spec)];
-    case 'BatchWriteItem':
-      return Object.entries(
-        (data.RequestItems ?? {}) as Record<
-          string,
-          Array<{ PutRequest?: { Item: DynamoItem }; DeleteRequest?: { Key: DynamoItem } }>
-        >,
-      ).flatMap(([table, requests]) =>
-        requests.map((request) =>
-          target({ TableName: table, Item: request.PutRequest?.Item, Key: request.DeleteRequest?.Key }),
-        ),
-      );
-    case 'TransactWriteItems':
-      return ((data.TransactItems ?? []) as Array<Record<string, Spec>>).flatMap((item) =>
-        Object.entries(item).map(([kind, spec]) => ({
-          ...target(spec),
-          ...(kind === 'ConditionCheck' ? { checkOnly: true } : {}),
-        })),
-      );
-    default:
-      return [];
   }
 }
 

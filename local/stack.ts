@@ -3,7 +3,6 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pLimit, { type LimitFunction } from 'p-limit';
 import type { Clock } from '#core/ports.ts';
 import { MASTER_KEY_PARAMETER } from '../lib/stacks/service-stack.ts';
 import { createApiServer } from './api-gateway.ts';
@@ -18,8 +17,7 @@ import {
   localStateMachineArn,
   readPolicies,
 } from './iam.ts';
-import { defaultInferenceWorkers, inferencePool } from './inference-pool.ts';
-import { invokeWithin, lambdaContext, loadHandler } from './lambda-runtime.ts';
+import { localLambda } from './lambda-service.ts';
 import type { Observer } from './observe.ts';
 import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
@@ -149,16 +147,6 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
         });
   options.transformTemplates?.(templates);
   const topology = readTopology([templates.data, templates.service], () => LOCAL_TABLE);
-  const modulePath = async (fn: LocalFunction): Promise<string> => {
-    if (!bundleDir || !assemblyDir) return (fn.image && options.inferenceHandler) || fn.handler;
-    if (fn.image) {
-      const { bundleInference } = await import('../functions/inference/bundle.ts');
-      // Two levels below the repository, as layers/vision/models.ts sits: it finds the same model folders.
-      return bundleInference(path.join(bundleDir, 'inference.mjs'));
-    }
-    if (!fn.assetHash) throw new Error(`${fn.logicalId} has no bundled asset`);
-    return path.join(assemblyDir, `asset.${fn.assetHash}`, 'index.mjs');
-  };
   // The local names of the template's resources; a state machine keeps the name the app gives it, as the
   // policies that grant on it by ARN name it.
   const names: LocalNames = {
@@ -249,55 +237,18 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     return environment;
   };
 
-  const imageFunction = [...topology.functions.values()].find((fn) => fn.image);
-  const pool = imageFunction
-    ? inferencePool({
-        size: options.inferenceWorkers ?? defaultInferenceWorkers(),
-        repoRoot: REPO_ROOT,
-        handler: await modulePath(imageFunction),
-        functionName: imageFunction.logicalId,
-        timeoutSeconds: imageFunction.timeoutSeconds,
-        environment: () => environmentOf(imageFunction),
-      })
-    : null;
-  // In Lambda every invocation has an instance, and so a CPU, to itself. Here all share one process: 200
-  // requests at once would each get 1/200 of it and run out of their own timeout (a 500) on a busy machine.
-  // A few instances per function, with the rest queued before their clock starts, keep each invocation's
-  // time what it would be in AWS; the total work, and so the throughput, is the same.
-  const instances = new Map<string, LimitFunction>();
-  const instancesOf = (functionId: string) => {
-    let limit = instances.get(functionId);
-    if (!limit) {
-      limit = pLimit(options.functionInstances ?? DEFAULT_FUNCTION_INSTANCES);
-      instances.set(functionId, limit);
-    }
-    return limit;
-  };
-  /** `started`: when the run begins, after any wait for a local instance (the task's clock starts then). */
-  const run = async (functionId: string, payload: unknown, started?: () => void) => {
-    const fn = topology.functions.get(functionId);
-    if (!fn) throw new Error(`No function ${functionId} in the template`);
-    if (fn.image && pool) return pool.invoke(payload, started);
-    const handler = await loadHandler(REPO_ROOT, await modulePath(fn), environmentOf(fn));
-    return instancesOf(functionId)(() => {
-      started?.();
-      return invokeWithin(handler, payload, lambdaContext(functionId, fn.timeoutSeconds), fn.timeoutSeconds);
-    });
-  };
+  const lambda = await localLambda({
+    repoRoot: REPO_ROOT,
+    functions: topology.functions,
+    environmentOf,
+    ...(bundleDir && assemblyDir ? { bundled: { dir: bundleDir, assemblyDir } } : {}),
+    inferenceHandler: options.inferenceHandler,
+    inferenceWorkers: options.inferenceWorkers,
+    functionInstances: options.functionInstances ?? DEFAULT_FUNCTION_INSTANCES,
+    observe: options.observe,
+  });
+  const invokeFunction = lambda.invoke;
   const observe = options.observe;
-  const invokeFunction: typeof run = !observe
-    ? run
-    : async (functionId, payload, started) => {
-        let from = performance.now();
-        try {
-          return await run(functionId, payload, () => {
-            from = performance.now();
-            started?.();
-          });
-        } finally {
-          observe({ service: 'lambda', function: functionId, durationMs: performance.now() - from });
-        }
-      };
 
   // A task that starts another machine names it by Ref, which the template reader leaves as its logical id.
   const machineArns = new Map(
@@ -383,7 +334,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
     });
   } catch (error) {
     // The stand-ins already listen: a port clash must not leave them running with nothing in front.
-    await Promise.allSettled([sfn.close(), pool?.close(), eventBus.close(), s3.close(), dynamo.close()]);
+    await Promise.allSettled([sfn.close(), lambda.close(), eventBus.close(), s3.close(), dynamo.close()]);
     clearInterval(sweepTimer);
     throw error;
   }
@@ -415,7 +366,7 @@ export async function startLocalStack(options: LocalStackOptions): Promise<Local
       // The executions are stopped first (synchronously, unrecorded, so that they resume after a restart);
       // then the pool drops what it runs and queues, so that nothing waits for a backlog of inference.
       const executionsStopped = sfn.close();
-      await pool?.close();
+      await lambda.close();
       await executionsStopped;
       await eventBus.close();
       await s3.close();

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { dirname } from 'node:path';
 import {
   ExecutionAbortedError,
   ExecutionError,
@@ -13,6 +11,8 @@ import {
 import { readText, sendAwsJson } from './aws-json.ts';
 import { AccessDeniedError, type Authorizer, accessDeniedJson, accessKeyOf, sfnRequests } from './iam.ts';
 import type { Observer } from './observe.ts';
+import { type Execution, openJournal, type Status } from './stepfunctions-journal.ts';
+import { executionQueries, SfnError, seconds, startedOf } from './stepfunctions-queries.ts';
 import {
   asLambdaError,
   installPromiseWithResolvers,
@@ -25,23 +25,6 @@ import {
 
 type Json = Parameters<StateMachine['run']>[0];
 type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
-type Status = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
-type Execution = {
-  /** An Express execution: unnamed in effect (names repeat), unknown to DescribeExecution and StopExecution. */
-  express?: boolean;
-  executionArn: string;
-  stateMachineArn: string;
-  name: string;
-  input: string;
-  status: Status;
-  startDate: Date;
-  stopDate?: Date;
-  output?: string;
-  error?: string;
-  cause?: string;
-  abort(): void;
-  settled: Promise<void>;
-};
 
 const LOCAL_RUNNING_TARGET = 'PhotoJobsLocal.RunningExecutions';
 
@@ -61,15 +44,6 @@ export async function localRunningExecutions(
 
 /** Step Functions' limit on a state's input or output, and on an execution's input: 256 KB. */
 const MAX_STATE_PAYLOAD_BYTES = 262_144;
-
-class SfnError extends Error {
-  constructor(
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 /** A task that ran past its TimeoutSeconds, under the name Step Functions gives it. */
 class StatesTimeout extends Error {
@@ -114,54 +88,11 @@ export async function startLocalStepFunctions(opts: {
   const machines = new Map(
     Object.entries(opts.stateMachines).map(([arn, def]) => [arn, prepare(arn, def, scale, typeOf(arn))]),
   );
-  const executions = new Map<string, Execution>();
+  const known = (arn: string) => (machines.has(arn) ? typeOf(arn) : undefined);
+  const journal = openJournal(opts.stateFile, known);
+  const { executions, toResume, record } = journal;
+  const { find, list, describe } = executionQueries(executions, known);
   const invoking = new Set<Promise<unknown>>();
-  // Written synchronously: a line is on disk before the call that made it returns, so a kill -9 loses
-  // nothing that a client was told.
-  // A stop of the whole server is not the executions' end: they stay running on disk and resume.
-  let closing = false;
-  const record = (entry: Record<string, unknown>) => {
-    if (opts.stateFile && !closing) appendFileSync(opts.stateFile, `${JSON.stringify(entry)}\n`);
-  };
-  const toResume: Execution[] = [];
-  if (opts.stateFile) {
-    mkdirSync(dirname(opts.stateFile), { recursive: true });
-    const folded = new Map<string, Record<string, unknown>>();
-    const text = existsSync(opts.stateFile) ? readFileSync(opts.stateFile, 'utf8') : '';
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      let entry: Record<string, unknown>;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue; // the last line of a process killed mid-write
-      }
-      const arn = String(entry.executionArn);
-      folded.set(arn, { ...folded.get(arn), ...entry });
-    }
-    for (const entry of folded.values()) {
-      if (!machines.has(String(entry.stateMachineArn))) continue;
-      const exec: Execution = {
-        ...(typeOf(String(entry.stateMachineArn)) === 'EXPRESS' ? { express: true } : {}),
-        executionArn: String(entry.executionArn),
-        stateMachineArn: String(entry.stateMachineArn),
-        name: String(entry.name),
-        input: String(entry.input),
-        status: entry.status as Status,
-        startDate: new Date(String(entry.startDate)),
-        stopDate: entry.stopDate ? new Date(String(entry.stopDate)) : undefined,
-        output: entry.output as string | undefined,
-        error: entry.error as string | undefined,
-        cause: entry.cause as string | undefined,
-        abort() {},
-        settled: Promise.resolve(),
-      };
-      executions.set(exec.executionArn, exec);
-      if (exec.status === 'RUNNING') toResume.push(exec);
-    }
-    // Compacted: one line per execution from here on.
-    writeFileSync(opts.stateFile, [...folded.values()].map((entry) => `${JSON.stringify(entry)}\n`).join(''));
-  }
 
   /**
    * A state's input or output over 256 KB fails the execution with States.DataLimitExceeded, a terminal
@@ -329,17 +260,6 @@ export async function startLocalStepFunctions(opts: {
     }
   }
 
-  function find(body: { executionArn?: string }): Execution {
-    const exec = executions.get(String(body.executionArn));
-    // DescribeExecution and StopExecution do not support Express executions.
-    if (exec?.express || String(body.executionArn).includes(':express:'))
-      throw new SfnError('InvalidArn', `Invalid Arn: 'Resource type not valid in this context: express'`);
-    if (exec) return exec;
-    if (!String(body.executionArn).startsWith('arn:'))
-      throw new SfnError('InvalidArn', `Invalid Arn: '${body.executionArn}'`);
-    throw new SfnError('ExecutionDoesNotExist', `Execution Does Not Exist: '${body.executionArn}'`);
-  }
-
   function stop(body: { executionArn?: string; error?: string; cause?: string }) {
     return halt(find(body), body);
   }
@@ -352,57 +272,6 @@ export async function startLocalStepFunctions(opts: {
     }
     return { stopDate: seconds(exec.stopDate) };
   }
-
-  function list(body: {
-    stateMachineArn?: string;
-    statusFilter?: Status;
-    maxResults?: number;
-    nextToken?: string;
-  }) {
-    if (!machines.has(String(body.stateMachineArn))) {
-      throw new SfnError(
-        'StateMachineDoesNotExist',
-        `State Machine Does Not Exist: '${body.stateMachineArn}'`,
-      );
-    }
-    if (typeOf(String(body.stateMachineArn)) === 'EXPRESS')
-      throw new SfnError(
-        'StateMachineTypeNotSupported',
-        'This operation is not supported by this type of state machine',
-      );
-    const matching = [...executions.values()]
-      .filter(
-        (e) =>
-          e.stateMachineArn === body.stateMachineArn &&
-          (!body.statusFilter || e.status === body.statusFilter),
-      )
-      .reverse(); // newest first, like AWS
-    const from = Number(body.nextToken ?? 0);
-    const to = from + (body.maxResults || 100);
-    const executionsPage = matching
-      .slice(from, to)
-      .map(({ executionArn, stateMachineArn, name, status, startDate, stopDate }) => ({
-        executionArn,
-        stateMachineArn,
-        name,
-        status,
-        startDate: seconds(startDate),
-        stopDate: seconds(stopDate),
-      }));
-    return { executions: executionsPage, nextToken: to < matching.length ? String(to) : undefined };
-  }
-
-  const describe = (body: { executionArn?: string }) => {
-    const { abort, settled, startDate, stopDate, input, output, ...rest } = find(body);
-    return {
-      ...rest,
-      startDate: seconds(startDate),
-      stopDate: seconds(stopDate),
-      input,
-      inputDetails: { included: true },
-      output,
-    };
-  };
 
   const operations: Record<string, (body: never) => object> = {
     StartExecution: start,
@@ -468,7 +337,7 @@ export async function startLocalStepFunctions(opts: {
     },
     idle,
     async close() {
-      closing = true;
+      journal.close();
       for (const exec of executions.values()) halt(exec);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
@@ -481,6 +350,3 @@ export async function startLocalStepFunctions(opts: {
 
 /** The Parameters of a `states:startExecution` task. */
 type StartParameters = { StateMachineArn?: string; Name?: string; Input?: unknown };
-
-const startedOf = (e: Execution) => ({ executionArn: e.executionArn, startDate: seconds(e.startDate) });
-const seconds = (date: Date | undefined) => (date ? date.getTime() / 1000 : undefined);

@@ -15,7 +15,7 @@ import type { HttpResult } from './responses.ts';
 
 /**
  * What a handler takes from its endpoint's contract (openapi/contract.ts `EndpointContract` is one): who may
- * call it, its routes and the schemas of the path parameters only it has.
+ * call it, its routes, the schemas of the path parameters only it has and the schema of its query.
  */
 export interface HandlerContract {
   auth: AuthMode;
@@ -23,6 +23,7 @@ export interface HandlerContract {
   operations: Record<string, unknown>;
   pathParameters: Record<string, z.ZodType>;
   refusedPathStatus?: 400 | 404;
+  query?: z.ZodType | undefined;
 }
 
 /** `'job_id' | 'name'` of `'GET /results/{job_id}/{name}'`. */
@@ -37,13 +38,18 @@ export type PathOf<C extends HandlerContract> = {
     : string;
 };
 
+/** The query as the contract's schema reads it; none for an endpoint that takes no query. */
+export type QueryOf<C extends HandlerContract> = C['query'] extends z.ZodType
+  ? z.output<C['query']>
+  : Record<string, never>;
+
 /** What a handler's function is handed: the request, its caller, and its parts as the contract reads them. */
 export interface ApiRequest<C extends HandlerContract> {
   event: HttpEvent;
   /** Absent on public routes (`auth: 'none'`), which authenticate no one. */
   caller: C['auth'] extends 'none' ? undefined : Caller;
   path: PathOf<C>;
-  query: Record<string, string | undefined>;
+  query: QueryOf<C>;
   body: ParsedBody;
 }
 
@@ -57,7 +63,8 @@ export interface ApiHandlerWiring<D extends HttpStackDeps> {
 /**
  * Binds the one handler shape to a function's observability and wiring (functions/api/api-handler.ts); the
  * `apiHandler` it returns makes an endpoint's handler from its contract and one function: the middy stack
- * (observability, then httpStack with the contract's auth), then `fn` with the path parameters parsed.
+ * (observability, then httpStack with the contract's auth), then `fn` with the path parameters and the
+ * query parsed.
  */
 export function apiHandlers<D extends HttpStackDeps>(wiring: ApiHandlerWiring<D>) {
   return function apiHandler<C extends HandlerContract>(
@@ -74,7 +81,7 @@ export function apiHandlers<D extends HttpStackDeps>(wiring: ApiHandlerWiring<D>
           event,
           caller: context.caller as ApiRequest<C>['caller'],
           path: parsePath(contract, event.pathParameters ?? {}),
-          query: event.queryStringParameters ?? {},
+          query: parseQuery(contract, event.queryStringParameters ?? {}),
           body: context.body,
         }),
       );
@@ -111,4 +118,15 @@ function parsePath<C extends HandlerContract>(
     throw contract.refusedPathStatus === 400 ? new BadRequestError(message) : new NotFoundError(message);
   }
   return path as PathOf<C>;
+}
+
+/** The query through its contract's schema; a value it refuses is 400 with the schema's message. */
+function parseQuery<C extends HandlerContract>(
+  contract: C,
+  raw: Record<string, string | undefined>,
+): QueryOf<C> {
+  if (!contract.query) return {} as QueryOf<C>;
+  const parsed = contract.query.safeParse(raw);
+  if (!parsed.success) throw new BadRequestError(parsed.error.issues[0]!.message);
+  return parsed.data as QueryOf<C>;
 }

@@ -1,4 +1,3 @@
-import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { DOWNLOAD_LINK_SECONDS, downloadBatch } from '#core/use-cases/download-batch.ts';
 import { json, redirect } from '#http/responses.ts';
 import { deps } from '#wiring/api.ts';
@@ -12,8 +11,7 @@ import { contract } from './schema.ts';
  * Location, nor follow it with its key in a header without handing the key to the storage origin.
  */
 export const handler = apiHandler(contract, async ({ event, caller, path, query }) => {
-  const { partial } = DownloadBatchQuery.parse({ partial: query.partial });
-  const answer = await downloadBatch(deps(), caller, path.batch_id, { partial });
+  const answer = await downloadBatch(deps(), caller, path.batch_id, { partial: query.partial });
   if (!answer.ready) {
     const retryAfter = answer.retryAfterSeconds;
     const building = { status: 'building', retry_after: retryAfter, batch_id: path.batch_id };

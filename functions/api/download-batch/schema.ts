@@ -6,7 +6,7 @@ import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
 import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
 
-/** Query of GET /batches/{batch_id}/download: the schema its handler parses with. */
+/** Query of GET /batches/{batch_id}/download: the schema its handler gets the query parsed with, described. */
 const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
   partial: {
     enum: BOOLEAN_SPELLINGS,
@@ -25,6 +25,7 @@ const BatchDownloadLink = z
   .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
 
 export const contract = endpointContract({
+  query: downloadBatchQuery,
   auth: 'key',
   responseSchemas: { BatchDownloadLink },
   operations: {
@@ -42,7 +43,6 @@ export const contract = endpointContract({
         '`application/json` and not `application/zip` gets the link as JSON (200) instead of the redirect: a ' +
         'browser page cannot read a redirect’s `Location`, and following it would send its key to the storage.',
       tag: 'Batches',
-      query: downloadBatchQuery,
       responses: {
         202: {
           description:

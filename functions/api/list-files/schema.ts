@@ -4,7 +4,7 @@ import { DEFAULT_PAGE_SIZE, PageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields, timestamp } from '#http/schemas/fields.ts';
 
-/** Query parameters of GET /files: the schema `parsePageQuery` checks with, described. */
+/** Query parameters of GET /files: the schema its handler gets the query parsed with, described. */
 const listFilesQuery = documentedFields(PageQuerySchema, {
   limit: { default: DEFAULT_PAGE_SIZE, description: 'Page size.' },
   before: { description: 'Cursor: `next_cursor` of the previous page (a `file_id`).' },
@@ -33,6 +33,7 @@ const FileList = z
   .describe('A page of the caller’s files (an administrator sees every file).');
 
 export const contract = endpointContract({
+  query: listFilesQuery,
   auth: 'key',
   responseSchemas: { FileItem, FileList },
   operations: {
@@ -41,7 +42,6 @@ export const contract = endpointContract({
       summary: 'List the caller’s files',
       description: 'Ordinary keys see their own files; an administrator keeps the legacy global listing.',
       tag: 'Files',
-      query: listFilesQuery,
       responses: { 200: json('FileList', 'A page of files.') },
     },
   },

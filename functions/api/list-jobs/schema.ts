@@ -5,7 +5,7 @@ import { endpointContract, example, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields } from '#http/schemas/fields.ts';
 import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
 
-/** Query parameters of GET /jobs: the schema the use case parses with, described. */
+/** Query parameters of GET /jobs: the schema its handler gets the query parsed with, described. */
 const listJobsQuery = documentedFields(ListJobsQuery, {
   limit: { description: 'Page size.' },
   before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
@@ -17,6 +17,7 @@ const JobList = z
   .describe('A page of the caller’s jobs, newest first.');
 
 export const contract = endpointContract({
+  query: listJobsQuery,
   auth: 'key-or-guest',
   responseSchemas: { JobList },
   operations: {
@@ -25,7 +26,6 @@ export const contract = endpointContract({
       summary: 'List the caller’s jobs',
       description: 'Only jobs of the calling key (or guest session), newest first.',
       tag: 'Jobs',
-      query: listJobsQuery,
       responses: {
         200: json('JobList', 'A page of jobs.', {
           examples: example('The newest job and the cursor of the next page', {

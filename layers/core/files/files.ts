@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { BadRequestError } from '../errors.ts';
 
 type FileKind = 'asset' | 'result';
 
@@ -73,18 +72,6 @@ export const FileIdSchema = z.preprocess(
   fromDigits,
   integer('file_id').min(1, { error: 'file_id must be a positive integer' }),
 );
-
-/** The first problem of a query or path parameter, as the 400 the spec gives it. */
-function parsed<T>(schema: z.ZodType<T>, raw: unknown): T {
-  const result = schema.safeParse(raw);
-  if (!result.success) throw new BadRequestError(result.error.issues[0]!.message);
-  return result.data;
-}
-
-export function parsePageQuery(query: Record<string, string | undefined>): PageQuery {
-  const { limit, before } = parsed(PageQuerySchema, query);
-  return { limit, before: before ?? null };
-}
 
 /**
  * Cut a page from up to `limit + 1` rows, newest first. The extra row only says that more exist:

@@ -1,29 +1,33 @@
 import * as z from 'zod';
-import { BadRequestError } from '../errors.ts';
 import { JOB_STATUSES } from '../jobs/job.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
 import type { JobRepository } from '../ports.ts';
 
+const MAX_JOB_PAGE = 100;
+const between = `limit must be an integer between 1 and ${MAX_JOB_PAGE}`;
+const cursor = 'before must be a positive integer';
+
+/** The query of GET /jobs; each message names its parameter, as the 400 that refuses it says. */
 export const ListJobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).default(25),
-  before: z.coerce.number().int().positive().optional(),
-  status: z.enum(JOB_STATUSES).optional(),
+  limit: z.coerce
+    .number({ error: between })
+    .int({ error: between })
+    .min(1, { error: between })
+    .max(MAX_JOB_PAGE, { error: between })
+    .default(25),
+  before: z.coerce.number({ error: cursor }).int({ error: cursor }).positive({ error: cursor }).optional(),
+  status: z.enum(JOB_STATUSES, { error: `status must be one of ${JOB_STATUSES.join(', ')}` }).optional(),
 });
 
 /** The caller's own jobs, newest first, a page at a time (spec: GET /jobs). */
 export async function listJobs(
   deps: { jobs: JobRepository },
   caller: Caller,
-  query: Record<string, unknown>,
+  query: z.output<typeof ListJobsQuery>,
 ) {
-  const parsed = ListJobsQuery.safeParse(query);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new BadRequestError(`${issue.path.join('.')}: ${issue.message}`);
-  }
   return deps.jobs.listByOwner(ownerIdOf(caller), {
-    limit: parsed.data.limit,
-    before: parsed.data.before ?? null,
-    status: parsed.data.status ?? null,
+    limit: query.limit,
+    before: query.before ?? null,
+    status: query.status ?? null,
   });
 }

@@ -1,15 +1,16 @@
 /**
  * How an endpoint states itself: its `functions/api/<endpoint>/schema.ts` exports one `contract`, the only
  * place its routes (method and path), who may call them, its path parameters, its request and response
- * schemas and their examples are written. Its handler is made from it (../api-handler.ts: auth and path
- * parameters), ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes)
+ * schemas and their examples are written. Its handler is made from it (../api-handler.ts: auth, path
+ * parameters and query), ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes)
  * from it, and ./generator.ts the OpenAPI document. Light on purpose: handlers import it, so it pulls in
  * no generator.
  */
 import type * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import type { SharedSchemaName } from '../schemas/shared.ts';
-import type { ErrorStatus, TagName } from './document.ts';
+import type { TagName } from './document.ts';
+import type { ErrorStatus } from './errors.ts';
 import type { Examples } from './examples.ts';
 import type { Json } from './json-schema.ts';
 
@@ -32,8 +33,6 @@ export interface OperationSpec<Name extends string = string> {
   summary: string;
   description?: string;
   tag: TagName;
-  /** The run-time schema its query is parsed with. */
-  query?: z.ZodObject;
   /** Takes an `Idempotency-Key` header. */
   idempotent?: boolean;
   /** Media type → request component. */
@@ -57,6 +56,7 @@ export interface EndpointContract<
   Route extends RouteKey = RouteKey,
   Path extends Schemas = Schemas,
   Auth extends AuthMode = AuthMode,
+  Query extends z.ZodObject | undefined = z.ZodObject | undefined,
 > {
   /** Who may call every route of the endpoint: its handler's httpStack enforces it, the document shows it. */
   auth: Auth;
@@ -69,6 +69,11 @@ export interface EndpointContract<
   responseSchemas: Res;
   /** Path parameters only this endpoint's routes have, by name: its handler gets them parsed by these. */
   pathParameters: Path;
+  /**
+   * The query of its routes, as the run-time schema: its handler gets the query parsed by it (a value it
+   * refuses is 400 with the schema's message, which names the parameter), and the document lists its fields.
+   */
+  query: Query;
   /**
    * The answer to a path parameter its schema refuses: 404 (the default), since such a path names nothing,
    * or 400 where the spec calls the value a bad request.
@@ -83,23 +88,26 @@ export function endpointContract<
   Req extends Schemas = Record<never, never>,
   Res extends Schemas = Record<never, never>,
   Path extends Schemas = Record<never, never>,
+  Query extends z.ZodObject | undefined = undefined,
 >(contract: {
   auth: Auth;
   opensGuestSession?: boolean;
   requestSchemas?: Req;
   responseSchemas?: Res;
   pathParameters?: Path;
+  query?: Query;
   refusedPathStatus?: 400 | 404;
   operations: Record<
     Route,
     OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
   >;
-}): EndpointContract<Req, Res, Route, Path, Auth> {
+}): EndpointContract<Req, Res, Route, Path, Auth, Query> {
   return {
     ...contract,
     requestSchemas: contract.requestSchemas ?? ({} as Req),
     responseSchemas: contract.responseSchemas ?? ({} as Res),
     pathParameters: contract.pathParameters ?? ({} as Path),
+    query: contract.query as Query,
   };
 }
 

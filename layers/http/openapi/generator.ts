@@ -1,25 +1,18 @@
 /**
  * The OpenAPI 3.1 document of the API, built from the endpoints' contracts (./contract.ts): each
  * `functions/api/<endpoint>/schema.ts` gives its routes, who may call them, the schemas only it uses (the
- * run-time ones) and their examples, ../schemas/ what several share, ./document.ts what is not per endpoint
- * (errors, limits, security, webhooks), and this file the generation. functions/api/endpoints.ts lists the
- * endpoints.
+ * run-time ones) and their examples, ../schemas/ what several share, ./document.ts, ./errors.ts and
+ * ./webhooks.ts what is not per endpoint (limits, security, errors, webhooks), and this file the generation.
+ * functions/api/endpoints.ts lists the endpoints.
  */
 import * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import { sharedPathParameters, sharedRequestSchemas, sharedResponseSchemas } from '../schemas/shared.ts';
 import type { EndpointContract, OperationSpec, ResponseSpec } from './contract.ts';
-import {
-  ALL_ERRORS,
-  COMMON_COMPONENTS,
-  DOCUMENT_HEAD,
-  ERRORS,
-  type ErrorStatus,
-  OPENAPI_VERSION,
-  SECURITY,
-  WEBHOOKS,
-} from './document.ts';
+import { COMMON_COMPONENTS, DOCUMENT_HEAD, OPENAPI_VERSION, SECURITY } from './document.ts';
+import { ALL_ERRORS, ERRORS, type ErrorStatus } from './errors.ts';
 import { componentRef, inlineSchema, type Json, tidy } from './json-schema.ts';
+import { WEBHOOKS } from './webhooks.ts';
 
 type Method = 'get' | 'put' | 'post' | 'patch' | 'delete';
 const METHOD_ORDER: readonly Method[] = ['get', 'put', 'post', 'patch', 'delete'];
@@ -105,7 +98,7 @@ function responseObject(spec: ResponseSpec): Json {
   };
 }
 
-function operationObject(spec: OperationSpec, auth: AuthMode): Json {
+function operationObject(spec: OperationSpec, auth: AuthMode, query: z.ZodObject | undefined): Json {
   const responses: Json = {};
   const statuses = [
     ...Object.keys(spec.responses).map(Number),
@@ -116,7 +109,7 @@ function operationObject(spec: OperationSpec, auth: AuthMode): Json {
     responses[String(status)] = success ? responseObject(success) : errorRef(status as ErrorStatus);
   }
   const parameters = [
-    ...(spec.query ? parametersOf(spec.query, 'query') : []),
+    ...(query ? parametersOf(query, 'query') : []),
     ...(spec.idempotent ? [{ $ref: '#/components/parameters/IdempotencyKey' }] : []),
   ];
   return {
@@ -170,7 +163,9 @@ export function assembleOpenApiDocument(
     'Route',
     {},
     endpoints.map((e) =>
-      Object.fromEntries(Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth }])),
+      Object.fromEntries(
+        Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth, query: e.query }]),
+      ),
     ),
   );
   const parameterMap = merged<z.ZodType>(
@@ -185,7 +180,7 @@ export function assembleOpenApiDocument(
   }
 
   const byPath = new Map<string, Map<Method, Json>>();
-  for (const [key, { spec, auth }] of Object.entries(operationMap)) {
+  for (const [key, { spec, auth, query }] of Object.entries(operationMap)) {
     for (const mediaType of Object.keys(spec.bodyExamples ?? {}))
       if (!spec.body?.[mediaType])
         throw new Error(`Examples for a ${mediaType} body that ${key} does not take`);
@@ -196,7 +191,7 @@ export function assembleOpenApiDocument(
     }
     const [method, path] = key.split(' ') as [string, string];
     const operations = byPath.get(path) ?? new Map<Method, Json>();
-    operations.set(method.toLowerCase() as Method, operationObject(spec, auth));
+    operations.set(method.toLowerCase() as Method, operationObject(spec, auth, query));
     byPath.set(path, operations);
   }
   const paths: Record<string, Json> = {};

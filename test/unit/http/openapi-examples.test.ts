@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { JobInputSchema } from '#core/jobs/input.ts';
-import { ERRORS } from '#http/openapi/document.ts';
+import { ERRORS } from '#http/openapi/errors.ts';
 import { SERVICE_MODELS } from '#models/fetch.ts';
 import { HEADS, MODELS } from '#models/manifest.ts';
 import {
