@@ -23,16 +23,16 @@ import { startLocalS3 } from './s3.ts';
 import { startLocalStepFunctions } from './stepfunctions.ts';
 import { type LocalFunction, readAssemblyTemplates, readTopology } from './template.ts';
 
-export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 export const LOCAL_TABLE = 'photo-jobs-local';
 export const LOCAL_BUCKET = 'photo-jobs-local';
-export const LOCAL_EVENT_BUS = 'photo-jobs-local';
-export const DEFAULT_FUNCTION_INSTANCES = 16;
+const LOCAL_EVENT_BUS = 'photo-jobs-local';
+const DEFAULT_FUNCTION_INSTANCES = 16;
 /**
  * Step Functions retry waits are multiplied by this unless told otherwise: the webhook schedule, hours in
  * AWS, takes under a minute here (30 s becomes 30 ms, 4 h becomes 14.4 s).
  */
-export const DEFAULT_RETRY_INTERVAL_SCALE = 0.001;
+const DEFAULT_RETRY_INTERVAL_SCALE = 0.001;
 const STACK_FILE = 'local-stack.json';
 const SWEEPER_HANDLER = 'functions/scheduled/sweep-stuck/handler.ts';
 const SWEEP_EVERY_MS = 60_000;

@@ -38,12 +38,12 @@ import { componentRef, describedSchema, type Json } from './json-schema.ts';
 
 export const OPENAPI_VERSION = '3.1.0';
 /** Spec section 9: the interface description is version 1.1.0. */
-export const API_VERSION = '1.1.0';
+const API_VERSION = '1.1.0';
 
 // ---------------------------------------------------------------- limits (docs/security.md)
 
 /** Every limit on what a client sends, with the status that refuses it; the message names the limit. */
-export const LIMITS = {
+const LIMITS = {
   'inline body': { value: MAX_INLINE_BODY_BYTES, unit: 'bytes', status: 413 },
   'URL length': { value: MAX_URL_BYTES, unit: 'bytes', status: 413 },
   'header size': { value: MAX_HEADER_BYTES, unit: 'bytes', status: 413 },
@@ -74,7 +74,7 @@ export const LIMITS = {
 
 // ---------------------------------------------------------------- tags
 
-export const TAGS = [
+const TAGS = [
   { name: 'Jobs', description: 'Processing and analysis jobs: create, poll, list, cancel, retry.' },
   { name: 'Results', description: 'Result files of finished jobs.' },
   { name: 'Assets', description: 'Reusable source images.' },
@@ -95,7 +95,7 @@ export type TagName = (typeof TAGS)[number]['name'];
 
 // ---------------------------------------------------------------- security (spec section 5)
 
-export const SECURITY_SCHEMES = {
+const SECURITY_SCHEMES = {
   ApiKeyHeader: {
     type: 'apiKey',
     in: 'header',
