@@ -2,8 +2,7 @@ import type { LogItem } from '@aws-lambda-powertools/logger';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '#config';
@@ -16,7 +15,9 @@ import { isDelivered } from '#core/webhooks/delivery.ts';
 /**
  * Logs, metrics and traces of every function, through Powertools for AWS Lambda. Outside Lambda the local
  * stack sets the switches: LOG_FORMAT=text prints one human line per entry on a terminal, metrics stay off
- * stdout, and the tracer is off wherever no Lambda runtime is (no X-Ray daemon is ever reached).
+ * stdout, and the tracer is off (no X-Ray daemon is ever reached). The tracer and the X-Ray SDK under it are
+ * imported only by a function whose tracing is on (POWERTOOLS_TRACE_ENABLED, set by the construct from
+ * PhotoJobsProps.tracing): they were the largest part of every cold start (`npm run bench -- coldstart`).
  */
 
 /** Attributes every line has, said by the line's own layout in text. */
@@ -84,7 +85,50 @@ export const metrics = new Metrics({
   serviceName: telemetry.serviceName,
   namespace: telemetry.metricsNamespace,
 });
-export const tracer = new Tracer({ serviceName: telemetry.serviceName });
+
+/** The tracer, once a traced function's first invocation has loaded it; `undefined` while tracing is off. */
+let tracer: Tracer | undefined;
+let tracerMiddleware: Promise<MiddlewareObj> | undefined;
+
+/** Powertools' tracer middleware, imported and made on first use (once per cold start). */
+function loadTracerMiddleware(): Promise<MiddlewareObj> {
+  tracerMiddleware ??= (async () => {
+    const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
+      import('@aws-lambda-powertools/tracer'),
+      import('@aws-lambda-powertools/tracer/middleware'),
+    ]);
+    tracer = new Tracer({ serviceName: telemetry.serviceName });
+    return captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
+  })().catch((error: unknown) => {
+    tracerMiddleware = undefined;
+    throw error;
+  });
+  return tracerMiddleware;
+}
+
+/** Whether this process has loaded the tracer (never, where tracing is off). */
+export const tracerLoaded = (): boolean => tracer !== undefined;
+
+/**
+ * A trace segment for the invocation where the function's tracing is on; where it is off, nothing, and
+ * nothing imported.
+ */
+function traced<E>(): MiddlewareObj<E> {
+  let inner: MiddlewareObj | undefined;
+  return {
+    before: async (request) => {
+      if (!config().POWERTOOLS_TRACE_ENABLED) return;
+      inner ??= await loadTracerMiddleware();
+      await inner.before?.(request as never);
+    },
+    after: async (request) => {
+      await inner?.after?.(request as never);
+    },
+    onError: async (request) => {
+      await inner?.onError?.(request as never);
+    },
+  };
+}
 
 /** What ties a log line to a job, a batch and a request. */
 export interface Correlation {
@@ -104,7 +148,7 @@ const keysOf = ({ jobId, batchId, requestId }: Correlation) => ({
 export function correlate(ids: Correlation): void {
   const keys = keysOf(ids);
   logger.appendKeys(keys);
-  for (const [key, value] of Object.entries(keys)) tracer.putAnnotation(key, value);
+  if (tracer) for (const [key, value] of Object.entries(keys)) tracer.putAnnotation(key, value);
 }
 
 /**
@@ -114,7 +158,7 @@ export function correlate(ids: Correlation): void {
  */
 export function observability<E>(correlation: (event: E) => Correlation): MiddlewareObj<E>[] {
   return [
-    captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj<E>,
+    traced<E>(),
     injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<E>,
     {
       before: (request) => correlate(correlation(request.event)),
