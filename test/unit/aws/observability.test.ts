@@ -8,7 +8,7 @@ import { telemetry } from '#core/telemetry-names.ts';
 // As the local stack runs the functions, except that metrics are on, so that their EMF lines can be read.
 // Powertools then writes through the global console, which the tests read back.
 Object.assign(process.env, { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false' });
-const observability = await import('#aws/observability.ts');
+const observability = { ...(await import('#aws/observability.ts')), ...(await import('#aws/metrics.ts')) };
 const { logger } = observability;
 
 type Line = Record<string, unknown>;
