@@ -9,7 +9,8 @@ import { LEGACY_PROCESS_MODES } from '#core/jobs/input.ts';
 import type { JobRoute, Operation } from '#core/jobs/job.ts';
 import { PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, JOB_BODY, json, location } from '#http/openapi/contract.ts';
-import { JOB_EXAMPLES, JobEnvelope, JobStatus } from '#http/schemas/job.ts';
+import { JobEnvelope, JobStatus } from '#http/schemas/job.ts';
+import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 import { JobInputForm } from '#http/schemas/job-input.ts';
 
 /**
