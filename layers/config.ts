@@ -76,6 +76,11 @@ const ConfigSchema = z.object({
    * the job id; `npm start` picks it on a terminal.
    */
   LOG_FORMAT: z.enum(['json', 'text']).default('json'),
+  /**
+   * X-Ray traces of this function, set by the construct from PhotoJobsProps.tracing (Powertools reads the
+   * same variable). Unset is off, unlike Powertools' own default: the tracer is then never imported.
+   */
+  POWERTOOLS_TRACE_ENABLED: flag,
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

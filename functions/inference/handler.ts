@@ -1,5 +1,6 @@
 import middy from '@middy/core';
-import { logger, observability, recordInferenceDuration } from '#aws/observability.ts';
+import { recordInferenceDuration } from '#aws/metrics.ts';
+import { logger, observability } from '#aws/observability.ts';
 import { type Config, oncePerConfig } from '#config';
 import type { Operation } from '#core/jobs/operations.ts';
 import type { OperationRunner } from '#core/ports.ts';

@@ -1,13 +1,12 @@
 import { dynamodbClient } from '#aws/clients.ts';
 import { masterKeyLoader } from '#aws/master-key.ts';
-import { countedWebhookSender, logger } from '#aws/observability.ts';
-import { bucketAdapters, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
+import { logger } from '#aws/observability.ts';
+import { bucketAdapters, deferred, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
 import { type Config, config, oncePerConfig } from '#config';
 import type { Caller } from '#core/keys/caller.ts';
 import { verifiedKeys } from '#core/keys/verified-keys.ts';
+import type { WebhookSender } from '#core/ports.ts';
 import { openUpload } from '#core/use-cases/open-upload.ts';
-import { fetchOutbound } from '#http/outbound.ts';
-import { httpWebhookSender } from '#http/webhook-sender.ts';
 import { withBatchHooks } from './batch.ts';
 
 /**
@@ -58,7 +57,10 @@ function apiWiring(cfg: Config = config()) {
     maxBodyBytes: cfg.MAX_SOURCE_BYTES,
     maxPhotoBytes: cfg.MAX_PHOTO_BYTES,
     maxArchiveBytes: cfg.MAX_ARCHIVE_BYTES,
+    // Outbound HTTP (and its address checks) and the webhook metrics are imported on first use: few
+    // requests reach them, and every cold start would pay for them.
     fetchSource: async (url: string) => {
+      const { fetchOutbound } = await import('#http/outbound.ts');
       const fetched = await fetchOutbound(url, {
         allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
         timeoutMs: cfg.OUTBOUND_TIMEOUT_MS,
@@ -67,8 +69,20 @@ function apiWiring(cfg: Config = config()) {
       const name = new URL(fetched.finalUrl).pathname.split('/').pop() || null;
       return { bytes: fetched.bytes, filename: name, contentType: fetched.contentType };
     },
-    webhooks: countedWebhookSender(
-      httpWebhookSender({ allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK, timeoutMs: cfg.WEBHOOK_TIMEOUT_MS }),
+    webhooks: deferred<WebhookSender>(
+      async () => {
+        const [{ countedWebhookSender }, { httpWebhookSender }] = await Promise.all([
+          import('#aws/metrics.ts'),
+          import('#http/webhook-sender.ts'),
+        ]);
+        return countedWebhookSender(
+          httpWebhookSender({
+            allowLoopback: cfg.OUTBOUND_ALLOW_LOOPBACK,
+            timeoutMs: cfg.WEBHOOK_TIMEOUT_MS,
+          }),
+        );
+      },
+      { post: true },
     ),
     logger,
   };

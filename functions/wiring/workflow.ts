@@ -1,5 +1,5 @@
 import { dynamodbClient } from '#aws/clients.ts';
-import { countedWebhookSender } from '#aws/observability.ts';
+import { countedWebhookSender } from '#aws/metrics.ts';
 import { bucketAdapters, eventsAdapter, systemClock, tableAdapters, workflowAdapter } from '#aws/wiring.ts';
 import { type Config, oncePerConfig } from '#config';
 import { httpWebhookSender } from '#http/webhook-sender.ts';

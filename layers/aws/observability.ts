@@ -1,22 +1,19 @@
 import type { LogItem } from '@aws-lambda-powertools/logger';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import { Tracer } from '@aws-lambda-powertools/tracer';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
+import type { Tracer } from '@aws-lambda-powertools/tracer';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '#config';
 import { JobCancelledError, ServiceError, WebhookDeliveryError } from '#core/errors.ts';
-import type { Job } from '#core/jobs/job.ts';
-import type { WebhookSender } from '#core/ports.ts';
 import { telemetry } from '#core/telemetry-names.ts';
-import { isDelivered } from '#core/webhooks/delivery.ts';
 
 /**
- * Logs, metrics and traces of every function, through Powertools for AWS Lambda. Outside Lambda the local
+ * Logs and traces of every function, through Powertools for AWS Lambda (metrics: ./metrics.ts). Outside Lambda the local
  * stack sets the switches: LOG_FORMAT=text prints one human line per entry on a terminal, metrics stay off
- * stdout, and the tracer is off wherever no Lambda runtime is (no X-Ray daemon is ever reached).
+ * stdout, and the tracer is off (no X-Ray daemon is ever reached). The tracer and the X-Ray SDK under it are
+ * imported only by a function whose tracing is on (POWERTOOLS_TRACE_ENABLED, set by the construct from
+ * PhotoJobsProps.tracing): they were the largest part of every cold start (`npm run bench -- coldstart`).
  */
 
 /** Attributes every line has, said by the line's own layout in text. */
@@ -80,11 +77,50 @@ class PhotoJobsLogger extends Logger {
 }
 
 export const logger = new PhotoJobsLogger({ serviceName: telemetry.serviceName });
-const metrics = new Metrics({
-  serviceName: telemetry.serviceName,
-  namespace: telemetry.metricsNamespace,
-});
-export const tracer = new Tracer({ serviceName: telemetry.serviceName });
+
+/** The tracer, once a traced function's first invocation has loaded it; `undefined` while tracing is off. */
+let tracer: Tracer | undefined;
+let tracerMiddleware: Promise<MiddlewareObj> | undefined;
+
+/** Powertools' tracer middleware, imported and made on first use (once per cold start). */
+function loadTracerMiddleware(): Promise<MiddlewareObj> {
+  tracerMiddleware ??= (async () => {
+    const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
+      import('@aws-lambda-powertools/tracer'),
+      import('@aws-lambda-powertools/tracer/middleware'),
+    ]);
+    tracer = new Tracer({ serviceName: telemetry.serviceName });
+    return captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
+  })().catch((error: unknown) => {
+    tracerMiddleware = undefined;
+    throw error;
+  });
+  return tracerMiddleware;
+}
+
+/** Whether this process has loaded the tracer (never, where tracing is off). */
+export const tracerLoaded = (): boolean => tracer !== undefined;
+
+/**
+ * A trace segment for the invocation where the function's tracing is on; where it is off, nothing, and
+ * nothing imported.
+ */
+function traced<E>(): MiddlewareObj<E> {
+  let inner: MiddlewareObj | undefined;
+  return {
+    before: async (request) => {
+      if (!config().POWERTOOLS_TRACE_ENABLED) return;
+      inner ??= await loadTracerMiddleware();
+      await inner.before?.(request as never);
+    },
+    after: async (request) => {
+      await inner?.after?.(request as never);
+    },
+    onError: async (request) => {
+      await inner?.onError?.(request as never);
+    },
+  };
+}
 
 /** What ties a log line to a job, a batch and a request. */
 export interface Correlation {
@@ -104,7 +140,7 @@ const keysOf = ({ jobId, batchId, requestId }: Correlation) => ({
 export function correlate(ids: Correlation): void {
   const keys = keysOf(ids);
   logger.appendKeys(keys);
-  for (const [key, value] of Object.entries(keys)) tracer.putAnnotation(key, value);
+  if (tracer) for (const [key, value] of Object.entries(keys)) tracer.putAnnotation(key, value);
 }
 
 /**
@@ -114,7 +150,7 @@ export function correlate(ids: Correlation): void {
  */
 export function observability<E>(correlation: (event: E) => Correlation): MiddlewareObj<E>[] {
   return [
-    captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj<E>,
+    traced<E>(),
     injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<E>,
     {
       before: (request) => correlate(correlation(request.event)),
@@ -150,52 +186,3 @@ export const httpCorrelation = (event: APIGatewayProxyEventV2): Correlation => (
   jobId: event.pathParameters?.job_id,
   batchId: event.pathParameters?.batch_id,
 });
-
-/** One metric under its own dimensions, written at once as one EMF line. */
-function put(
-  name: string,
-  unit: (typeof MetricUnit)[keyof typeof MetricUnit],
-  value: number,
-  dimensions: Record<string, string>,
-): void {
-  const single = metrics.singleMetric();
-  single.addDimensions(dimensions);
-  single.addMetric(name, unit, value);
-}
-
-export function recordJobCreated(job: Pick<Job, 'operation'>): void {
-  put(telemetry.metrics.jobsCreated, MetricUnit.Count, 1, { operation: job.operation });
-}
-
-/** A settled job counts once, as succeeded or as failed with its code; other states count nothing. */
-export function recordJobSettled(job: Pick<Job, 'operation' | 'status' | 'error'>): void {
-  if (job.status === 'success') {
-    put(telemetry.metrics.jobsSucceeded, MetricUnit.Count, 1, { operation: job.operation });
-  } else if (job.status === 'failed') {
-    put(telemetry.metrics.jobsFailed, MetricUnit.Count, 1, {
-      operation: job.operation,
-      code: String(job.error?.code ?? 500),
-    });
-  }
-}
-
-export function recordInferenceDuration(operation: string, milliseconds: number): void {
-  put(telemetry.metrics.inferenceDuration, MetricUnit.Milliseconds, milliseconds, { operation });
-}
-
-/** A webhook sender that counts each attempt by its outcome, whichever use case sends it. */
-export function countedWebhookSender(sender: WebhookSender): WebhookSender {
-  return {
-    async post(url, headers, body) {
-      const result = await sender.post(url, headers, body);
-      const outcome = isDelivered(result.statusCode) ? 'delivered' : 'failed';
-      put(telemetry.metrics.webhookAttempts, MetricUnit.Count, 1, { outcome });
-      logger.info('webhook attempt', {
-        outcome,
-        status_code: result.statusCode,
-        latency_ms: result.latencyMs,
-      });
-      return result;
-    },
-  };
-}

@@ -81,7 +81,10 @@ type AsyncPort<T> = {
 };
 
 /** `port`'s methods, each calling the adapter `load` makes (once); `methods` names every one, checked by the compiler. */
-function deferred<T extends AsyncPort<T>>(load: () => Promise<T>, methods: { [K in keyof T]-?: true }): T {
+export function deferred<T extends AsyncPort<T>>(
+  load: () => Promise<T>,
+  methods: { [K in keyof T]-?: true },
+): T {
   const adapter = onFirstCall(load);
   return Object.fromEntries(
     Object.keys(methods).map((name) => [

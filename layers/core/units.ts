@@ -16,8 +16,15 @@ export const DAY_SECONDS = 24 * HOUR_SECONDS;
 
 export const SIZE_UNITS = 'Sizes are binary: 1 MB is 1,048,576 bytes, 1 GB is 1,024 MB.';
 
-/** `4,669,440`: every digit, grouped. */
-export const formatCount = (value: number): string => value.toLocaleString('en-US');
+/**
+ * `4,669,440`: every digit, grouped, as `toLocaleString('en-US')` writes it. Not by Intl: the schemas' descriptions
+ * are written at import, and Intl's first number format costs a cold start about 25 ms of CPU (ICU's data).
+ */
+export function formatCount(value: number): string {
+  const [whole = '', fraction] = String(value).split('.');
+  const grouped = whole.replace(/\B(?=(\d{3})+$)/g, ',');
+  return fraction === undefined ? grouped : `${grouped}.${fraction}`;
+}
 
 /** Exact bytes: `4,669,440 bytes`. */
 export const formatByteCount = (bytes: number): string => `${formatCount(bytes)} bytes`;

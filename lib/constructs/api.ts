@@ -49,6 +49,7 @@ function addNoRoute(ctx: ServiceContext, httpApi: apigwv2.HttpApi) {
     memorySize: noRouteFunction.memoryMiB,
     timeout: Duration.seconds(noRouteFunction.timeoutSeconds),
     logRetention: ctx.logRetention,
+    tracing: ctx.tracing,
   });
   new apigwv2.HttpRoute(httpApi, 'DefaultRoute', {
     httpApi,
@@ -136,6 +137,7 @@ export function createApi(ctx: ServiceContext, props: ApiProps) {
         timeout: Duration.seconds(apiFunction.timeoutSeconds),
         role: apiRole,
         logRetention: ctx.logRetention,
+        tracing: ctx.tracing,
       });
       functions.set(route.handler, fn);
       integration = new HttpLambdaIntegration(`${fnId}Integration`, fn, {

@@ -6,11 +6,13 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { archiveFunction, taskTimeoutSeconds, workflow } from '../config.ts';
 import { createVendedLogGroup } from './log-group.ts';
+import { stateMachineTracing, type TracingMode } from './tracing.ts';
 
 export interface ArchiveWorkflowProps {
   batchArchive: lambda.IFunction;
   stateMachineName: string;
   logRetention?: logs.RetentionDays;
+  tracing: TracingMode;
 }
 
 /**
@@ -70,7 +72,7 @@ export class ArchiveWorkflow extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(run.next(new sfn.Succeed(this, 'ArchiveTaskDone'))),
       timeout: Duration.hours(1),
-      tracingEnabled: true,
+      tracingEnabled: stateMachineTracing(props.tracing),
       // Every transition without the states' data, as the job workflow logs (job-workflow.ts).
       logs: {
         destination: createVendedLogGroup(this, 'Logs', props.logRetention),

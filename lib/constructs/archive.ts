@@ -38,6 +38,7 @@ export function createArchive(ctx: ServiceContext, stateMachineName: string) {
     batchArchive,
     stateMachineName,
     logRetention: ctx.logRetention,
+    tracing: ctx.tracing,
   });
   return { batchArchive, workflow };
 }

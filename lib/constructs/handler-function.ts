@@ -11,6 +11,7 @@ import type { BuildOptions } from 'esbuild';
 import { bundledFilesOf, handlerMetadataKey, prebuilt, repoRoot } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { createLogGroup } from './log-group.ts';
+import { functionTracing, type TracingMode } from './tracing.ts';
 
 export interface HandlerFunctionProps {
   /** Repo-relative entry file, e.g. `functions/api/get-job/handler.ts`. */
@@ -21,6 +22,8 @@ export interface HandlerFunctionProps {
   /** Shared role; when absent the function gets its own. */
   role?: iam.IRole;
   logRetention?: logs.RetentionDays;
+  /** PhotoJobsProps.tracing: the function's TracingConfig and the switch its code reads. */
+  tracing: TracingMode;
 }
 
 /** `functions/api/get-job/handler.ts` -> `GetJob`: the construct id of a handler's function. */
@@ -141,15 +144,16 @@ export function createHandlerFunction(
   const fromSources = !existsSync(prebuiltBundle);
   if (fromSources && !existsSync(join(repoRoot, props.handler)))
     throw new Error(`Cannot find entry file at ${join(repoRoot, props.handler)}`);
+  const tracing = functionTracing(props.tracing);
   const fn = new lambda.Function(scope, id, {
     runtime: lambda.Runtime.NODEJS_22_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
     timeout: props.timeout,
-    environment: props.environment,
+    environment: { ...props.environment, ...tracing.environment },
     role: props.role,
     logGroup: createLogGroup(scope, `${id}Logs`, props.logRetention),
-    tracing: lambda.Tracing.ACTIVE,
+    tracing: tracing.tracing,
     handler: BUNDLE_HANDLER,
     code: fromSources
       ? lambda.Code.fromAsset(repoRoot, {

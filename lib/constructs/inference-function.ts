@@ -8,6 +8,7 @@ import { inferenceObjectAccess } from './bucket-access.ts';
 import { acknowledgeFunctionFindings, tagHandler } from './handler-function.ts';
 import { createLogGroup } from './log-group.ts';
 import type { ServiceContext } from './task-functions.ts';
+import { functionTracing } from './tracing.ts';
 
 export interface InferenceProps {
   /** MiB; default `inference.memoryMiB` of lib/config.ts (2,560: the peak RSS at the largest photo, plus a margin). */
@@ -39,6 +40,7 @@ export function createInferenceFunction(ctx: ServiceContext, props: InferencePro
   // The construct package carries the context as CDK staged it from this repository (config.ts `prebuilt`).
   const prebuiltContext = join(repoRoot, prebuilt.inferenceContext);
   const context = existsSync(prebuiltContext) ? prebuiltContext : repoRoot;
+  const tracing = functionTracing(ctx.tracing);
   const fn = new lambda.DockerImageFunction(ctx.scope, 'Inference', {
     code: lambda.DockerImageCode.fromImageAsset(context, {
       file: inference.dockerfile,
@@ -55,9 +57,10 @@ export function createInferenceFunction(ctx: ServiceContext, props: InferencePro
       ...inference.processEnvironment,
       BUCKET_NAME: ctx.data.bucket.bucketName,
       MODELS_DIR: inference.modelsDir,
+      ...tracing.environment,
     },
     logGroup: createLogGroup(ctx.scope, 'InferenceLogs', ctx.logRetention),
-    tracing: lambda.Tracing.ACTIVE,
+    tracing: tracing.tracing,
     reservedConcurrentExecutions:
       props.reservedConcurrency === null
         ? undefined

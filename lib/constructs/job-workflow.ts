@@ -8,6 +8,7 @@ import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { expressThrottleRetry, lastResortSettlement, webhookRetry, workflow } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
 import { createVendedLogGroup } from './log-group.ts';
+import { stateMachineTracing, type TracingMode } from './tracing.ts';
 
 export interface JobWorkflowProps {
   /** Checks the job and marks it processing (functions/workflow/prepare-job). */
@@ -26,6 +27,7 @@ export interface JobWorkflowProps {
   webhookRetrySchedule?: WebhookRetrySchedule;
   /** Of the state machine's log group. Default one month. */
   logRetention?: logs.RetentionDays;
+  tracing: TracingMode;
 }
 
 /** Full jitter: each wait is random between 0 and min(interval × backoffRate^(n-1), maxDelay). */
@@ -187,8 +189,7 @@ export class JobWorkflow extends Construct {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(route),
       timeout: Duration.hours(workflow.timeoutHours),
-      // Off unless PhotoJobsProps.tracing asks for it (lib/constructs/tracing.ts).
-      tracingEnabled: true,
+      tracingEnabled: stateMachineTracing(props.tracing),
       // Every transition: the post-mortem of a late settlement or a delivery given up (the webhooks-given-up
       // alarm reads MarkDeliveryFailed entered here). Rare, so cheap.
       logs: logging(sfn.LogLevel.ALL),
@@ -286,7 +287,7 @@ export class JobWorkflow extends Construct {
         prepareJob.next(runInference).next(settleSuccess).next(deliverWebhook).next(settled),
       ),
       timeout: Duration.seconds(workflow.expressTimeoutSeconds),
-      tracingEnabled: true,
+      tracingEnabled: stateMachineTracing(props.tracing),
       // Errors only: an Express run has no history but its log, and what a post-mortem needs of a job run is
       // where it failed; every transition of every job would be about half of what a job's logs ingest.
       logs: logging(sfn.LogLevel.ERROR),

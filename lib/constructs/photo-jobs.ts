@@ -21,7 +21,7 @@ import type { MasterKey } from './master-key.ts';
 import { PhotoJobsMonitoring } from './monitoring.ts';
 import { PhotoJobsData } from './photo-jobs-data.ts';
 import { createJobTasks, createSweeper, type ServiceContext } from './task-functions.ts';
-import { applyTracing, defaultTracing, type TracingMode } from './tracing.ts';
+import { acknowledgeTracing, defaultTracing, type TracingMode } from './tracing.ts';
 
 export { type ApiThrottle, defaultApiThrottle } from './api.ts';
 
@@ -95,6 +95,7 @@ export class PhotoJobs extends Construct {
   constructor(scope: Construct, id: string, props: PhotoJobsProps = {}) {
     super(scope, id);
     const stack = Stack.of(this);
+    const tracing = props.tracing ?? defaultTracing;
 
     if (!props.existingTable || !props.existingBucket) {
       this.data = new PhotoJobsData(this, 'Data', { removalPolicy: props.removalPolicy });
@@ -126,6 +127,7 @@ export class PhotoJobs extends Construct {
         POWERTOOLS_LOG_LEVEL: 'INFO',
       },
       logRetention: props.logRetention,
+      tracing,
       stateMachineArn: arnOf(stateMachineName),
       archiveStateMachineArn: arnOf(archiveStateMachineName),
     };
@@ -146,6 +148,7 @@ export class PhotoJobs extends Construct {
       followUpStateMachineName,
       webhookRetrySchedule: props.webhookRetrySchedule,
       logRetention: props.logRetention,
+      tracing,
     });
     this.stateMachine = jobWorkflow.stateMachine;
 
@@ -178,7 +181,7 @@ export class PhotoJobs extends Construct {
       alarmTopic: props.alarmTopic,
     });
 
-    applyTracing(this, props.tracing ?? defaultTracing);
+    acknowledgeTracing(this, tracing);
 
     acknowledgeWildcardResources(this, [
       [/^\*$/, 'X-Ray PutTraceSegments/PutTelemetryRecords have no resource-level permissions.'],

@@ -10,6 +10,7 @@ import { acknowledge } from './acknowledge.ts';
 import { type DataAccess, tableActions } from './bucket-access.ts';
 import { constructIdOf, createHandlerFunction } from './handler-function.ts';
 import { StuckWorkSweeper } from './stuck-work-sweeper.ts';
+import type { TracingMode } from './tracing.ts';
 
 /** What every part of the service is built from: the construct it lives in and what they share. */
 export interface ServiceContext {
@@ -17,6 +18,8 @@ export interface ServiceContext {
   data: DataAccess;
   /** Environment every function gets: Powertools' settings (layers/aws/observability.ts). */
   common: Record<string, string>;
+  /** PhotoJobsProps.tracing, for every function and state machine. */
+  tracing: TracingMode;
   logRetention?: logs.RetentionDays;
   /** Known before the state machines exist (they are named), so that their task functions can start them. */
   stateMachineArn: string;
@@ -37,6 +40,7 @@ export function createTaskFunction(
     memorySize: size.memoryMiB,
     timeout: Duration.seconds(size.timeoutSeconds),
     logRetention: ctx.logRetention,
+    tracing: ctx.tracing,
   });
   ctx.data.grantTable(fn, tableActions.workflow);
   return fn;

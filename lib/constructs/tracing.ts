@@ -1,6 +1,4 @@
-import { Aspects, type IAspect } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { IConstruct } from 'constructs';
 import { acknowledge } from './acknowledge.ts';
 
@@ -17,23 +15,34 @@ export type TracingMode = 'off' | 'sampled';
 export const defaultTracing: TracingMode = 'off';
 
 /**
- * Applies the mode to every function and state machine under `scope`, after they are made: one place,
- * instead of a setting threaded through every function's construction.
+ * What a function is built with in `mode`. Off, it has no TracingConfig, so its role gets no X-Ray grant,
+ * and its code never imports the tracer (layers/aws/observability.ts reads POWERTOOLS_TRACE_ENABLED).
  */
-export function applyTracing(scope: IConstruct, mode: TracingMode): void {
-  if (mode === 'sampled') return; // what every function and state machine is built with
-  Aspects.of(scope).add(new TracingOff());
-  acknowledge(scope, {
-    'AwsSolutions-SF2': 'X-Ray is off by choice (PhotoJobsProps.tracing): every trace is billed.',
-    'Serverless-LambdaTracing': 'X-Ray is off by choice (PhotoJobsProps.tracing): every trace is billed.',
-    'Serverless-StepFunctionStateMachineXray':
-      'X-Ray is off by choice (PhotoJobsProps.tracing): every trace is billed.',
-  });
+export function functionTracing(mode: TracingMode): {
+  tracing: lambda.Tracing | undefined;
+  environment: { POWERTOOLS_TRACE_ENABLED: string };
+} {
+  const on = mode === 'sampled';
+  return {
+    tracing: on ? lambda.Tracing.ACTIVE : undefined,
+    environment: { POWERTOOLS_TRACE_ENABLED: String(on) },
+  };
 }
 
-class TracingOff implements IAspect {
-  visit(node: IConstruct): void {
-    if (node instanceof lambda.CfnFunction) node.tracingConfig = undefined;
-    if (node instanceof sfn.CfnStateMachine) node.tracingConfiguration = undefined;
-  }
+/**
+ * A state machine's `tracingEnabled` in `mode`: off, no TracingConfiguration (`false` would write one that
+ * says disabled) and no X-Ray grant on its role.
+ */
+export const stateMachineTracing = (mode: TracingMode): true | undefined =>
+  mode === 'sampled' ? true : undefined;
+
+/** The cdk-nag findings of tracing left off on purpose, acknowledged on `scope` (the whole service). */
+export function acknowledgeTracing(scope: IConstruct, mode: TracingMode): void {
+  if (mode === 'sampled') return;
+  const reason = 'X-Ray is off by choice (PhotoJobsProps.tracing): every trace is billed.';
+  acknowledge(scope, {
+    'AwsSolutions-SF2': reason,
+    'Serverless-LambdaTracing': reason,
+    'Serverless-StepFunctionStateMachineXray': reason,
+  });
 }

@@ -84,6 +84,7 @@ function minimalBundle(outdir: string, environment: Record<string, string>): Bun
     environment,
     memorySize: 512,
     timeout: Duration.seconds(29),
+    tracing: 'off',
   });
   app.synth();
   const asset = readdirSync(outdir).find((entry) => entry.startsWith('asset.'));

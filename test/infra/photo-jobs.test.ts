@@ -281,8 +281,19 @@ describe('PhotoJobs observability', () => {
   const machinesOf = (template: Json) =>
     resourcesOfType(template, 'AWS::StepFunctions::StateMachine').map(([, machine]) => machine);
 
+  const sampled = jobsStack({ tracing: 'sampled' }).json;
+  /** The actions of every policy in the template, the state machines' roles included. */
+  const allActions = (template: Json) =>
+    actionsOf(
+      resourcesOfType(template, 'AWS::IAM::Policy').flatMap(
+        ([, policy]) =>
+          (policy.Properties.PolicyDocument as { Statement: Record<string, unknown>[] }).Statement,
+      ),
+    );
+  const traceSwitchOf = (fn: Resource) =>
+    (fn.Properties.Environment as { Variables: Record<string, unknown> }).Variables.POWERTOOLS_TRACE_ENABLED;
+
   it('records no X-Ray trace by default, and traces every function and state machine when sampled', () => {
-    const sampled = jobsStack({ tracing: 'sampled' }).json;
     for (const [id, fn] of functionsOf(json)) expect(fn.Properties.TracingConfig, id).toBeUndefined();
     for (const machine of machinesOf(json)) expect(machine.Properties.TracingConfiguration).toBeUndefined();
     for (const [id, fn] of functionsOf(sampled))
@@ -290,6 +301,22 @@ describe('PhotoJobs observability', () => {
     expect(machinesOf(sampled).length).toBeGreaterThan(0);
     for (const machine of machinesOf(sampled))
       expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
+  });
+
+  it('grants no role an X-Ray action by default, and grants writing traces when sampled', () => {
+    expect(allActions(json).filter((action) => action.startsWith('xray:'))).toEqual([]);
+    expect(allActions(sampled)).toEqual(
+      expect.arrayContaining(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']),
+    );
+  });
+
+  it('tells every function’s code whether to load the tracer, as its TracingConfig says', () => {
+    for (const [id, fn] of functionsOf(json)) expect(traceSwitchOf(fn), id).toBe('false');
+    for (const [id, fn] of functionsOf(sampled)) expect(traceSwitchOf(fn), id).toBe('true');
+  });
+
+  it('synthesizes with tracing sampled and no unacknowledged finding of cdk-nag', () => {
+    expect(nagFindings((stack) => new PhotoJobs(stack, 'Jobs', { tracing: 'sampled' }))).toEqual([]);
   });
 
   it('names the Powertools service, metrics namespace and log level on every function', () => {
@@ -307,9 +334,9 @@ describe('PhotoJobs observability', () => {
     }
   });
 
-  it('never turns Powertools’ development mode on, nor metrics or tracing off, in AWS', () => {
+  it('never turns Powertools’ development mode on, nor metrics off, in AWS', () => {
     const variables = JSON.stringify(functionsOf(json).map(([, fn]) => fn.Properties.Environment));
-    for (const name of ['POWERTOOLS_DEV', 'POWERTOOLS_METRICS_DISABLED', 'POWERTOOLS_TRACE_ENABLED'])
+    for (const name of ['POWERTOOLS_DEV', 'POWERTOOLS_METRICS_DISABLED'])
       expect(variables).not.toContain(name);
   });
 });

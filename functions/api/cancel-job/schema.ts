@@ -1,6 +1,6 @@
 /** The contract of POST /jobs/{job_id}/cancel: its route entries in the OpenAPI document. */
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
-import { JOB_EXAMPLES } from '#http/schemas/job.ts';
+import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 
 export const contract = endpointContract({
   auth: 'key-or-guest',

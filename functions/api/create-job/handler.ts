@@ -1,4 +1,5 @@
-import { correlate, logger, recordJobCreated } from '#aws/observability.ts';
+import { recordJobCreated } from '#aws/metrics.ts';
+import { correlate, logger } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { parseJobRequest } from '#core/jobs/input.ts';

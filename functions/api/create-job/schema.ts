@@ -8,7 +8,8 @@ import { jobPath } from '#core/jobs/envelope.ts';
 import type { JobRoute } from '#core/jobs/job.ts';
 import { LEGACY_PROCESS_OPERATION_NAMES, type Operation, PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, JOB_BODY, json, location } from '#http/openapi/contract.ts';
-import { JOB_EXAMPLES, JobEnvelope, JobStatus } from '#http/schemas/job.ts';
+import { JobEnvelope, JobStatus } from '#http/schemas/job.ts';
+import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 import { JobInputForm } from '#http/schemas/job-input.ts';
 
 /**

@@ -1,6 +1,6 @@
 /** The contract of GET /jobs/{job_id}: its route entries in the OpenAPI document. */
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { JOB_EXAMPLES } from '#http/schemas/job.ts';
+import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 
 export const contract = endpointContract({
   auth: 'key-or-guest',

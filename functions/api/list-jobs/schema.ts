@@ -3,7 +3,8 @@ import * as z from 'zod';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
 import { cursor, documentedFields } from '#http/schemas/fields.ts';
-import { JOB_EXAMPLES, Job } from '#http/schemas/job.ts';
+import { Job } from '#http/schemas/job.ts';
+import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 
 /** Query parameters of GET /jobs: the schema its handler gets the query parsed with, described. */
 const listJobsQuery = documentedFields(ListJobsQuery, {

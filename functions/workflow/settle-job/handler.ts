@@ -1,5 +1,6 @@
 import middy from '@middy/core';
-import { correlate, logger, observability, recordJobSettled } from '#aws/observability.ts';
+import { recordJobSettled } from '#aws/metrics.ts';
+import { correlate, logger, observability } from '#aws/observability.ts';
 import { type Settlement, settleJob } from '#core/use-cases/settle-job.ts';
 import { settleDeps } from '#wiring/workflow.ts';
 

@@ -8,8 +8,8 @@ import { telemetry } from '#core/telemetry-names.ts';
 // As the local stack runs the functions, except that metrics are on, so that their EMF lines can be read.
 // Powertools then writes through the global console, which the tests read back.
 Object.assign(process.env, { POWERTOOLS_DEV: 'true', POWERTOOLS_METRICS_DISABLED: 'false' });
-const observability = await import('#aws/observability.ts');
-const { logger, tracer } = observability;
+const observability = { ...(await import('#aws/observability.ts')), ...(await import('#aws/metrics.ts')) };
+const { logger } = observability;
 
 type Line = Record<string, unknown>;
 let lines: Line[] = [];
@@ -218,7 +218,24 @@ describe('observability › metrics', () => {
 });
 
 describe('observability › traces', () => {
-  it('are off outside a Lambda runtime, so no X-Ray daemon is ever looked for', () => {
-    expect(tracer.isTracingEnabled()).toBe(false);
+  const task = middy<{ jobId: string }, string>()
+    .use(observability.observability((event: { jobId: string }) => event))
+    .handler(async () => 'done');
+
+  it('never load the tracer and the X-Ray SDK where the function’s tracing is off (the construct’s default)', async () => {
+    await expect(task({ jobId: 'job_8' }, context('r8'))).resolves.toBe('done');
+    expect(observability.tracerLoaded()).toBe(false);
+  });
+
+  it('load them at the first invocation where it is on (POWERTOOLS_TRACE_ENABLED), and still answer', async () => {
+    const env = process.env;
+    // A new environment object is a new configuration (config.ts), as the local stack gives each function.
+    process.env = { ...env, POWERTOOLS_TRACE_ENABLED: 'true' };
+    try {
+      await expect(task({ jobId: 'job_9' }, context('r9'))).resolves.toBe('done');
+      expect(observability.tracerLoaded()).toBe(true);
+    } finally {
+      process.env = env;
+    }
   });
 });
