@@ -12,7 +12,7 @@ import {
   nanodetLetterbox,
   type ObjectCandidate,
 } from '#vision/math/nanodet.ts';
-import type { ModelCache } from '#vision/models.ts';
+import { type ModelCache, SMALL_MODEL_SESSION } from '#vision/models.ts';
 
 export interface ObjectDetector {
   readonly modelVersion: string;
@@ -42,6 +42,7 @@ async function createCarDetector(
     session = await ort.InferenceSession.create(modelPath, {
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
+      ...SMALL_MODEL_SESSION,
       // The graph lists its initializers as inputs; onnxruntime warns about each one otherwise.
       logSeverityLevel: 3,
       ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),

@@ -4,11 +4,11 @@
  * reading the text on them.
  */
 import * as ort from 'onnxruntime-node';
-import sharp from 'sharp';
 import { ModelUnavailableError } from '#core/errors.ts';
 import { MODELS } from '#models/manifest.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
+import { clipRegion, toInputTensor } from '#vision/lpd-input.ts';
 import {
   type Box,
   boxIoU,
@@ -56,6 +56,7 @@ import {
   type TextEvidence,
   textReadBox,
 } from '#vision/math/plate-evidence.ts';
+import { SMALL_MODEL_SESSION } from '#vision/models.ts';
 import {
   type DetectOptions,
   type PlateDetection,
@@ -121,6 +122,7 @@ export async function createPlateDetector(
     session = await ort.InferenceSession.create(modelPath, {
       graphOptimizationLevel: 'all',
       executionMode: 'sequential',
+      ...SMALL_MODEL_SESSION,
       ...(intraOpNumThreads === undefined ? {} : { intraOpNumThreads }),
     });
   } catch (error) {
@@ -378,35 +380,4 @@ export function plateOutlines(plates: readonly PlateDetection[]): Quad[] {
     ...(p.text ? [boxQuad(p.text.box)] : []),
     ...(p.line ? [boxQuad(p.line)] : []),
   ]);
-}
-
-/** Whole pixels inside the image, at least one a side. */
-function clipRegion(region: Box, image: Size): Box {
-  const x = Math.min(Math.max(0, Math.floor(region.x)), image.width - 1);
-  const y = Math.min(Math.max(0, Math.floor(region.y)), image.height - 1);
-  const w = Math.max(1, Math.min(image.width, Math.ceil(region.x + region.w)) - x);
-  const h = Math.max(1, Math.min(image.height, Math.ceil(region.y + region.h)) - y);
-  return { x, y, w, h };
-}
-
-/** Resized, BGR, float 0..255, NCHW: what lpd_yunet.py feeds through cv.dnn.blobFromImage. */
-async function toInputTensor(
-  image: DecodedImage,
-  size: Size,
-  region: Box | undefined,
-  mirror: boolean,
-): Promise<ort.Tensor> {
-  const { width, height, channels, pixels } = image;
-  const source = sharp(pixels, { raw: { width, height, channels } });
-  if (region) source.extract({ left: region.x, top: region.y, width: region.w, height: region.h });
-  if (mirror) source.flop();
-  const rgb = await source.removeAlpha().resize(size.width, size.height, { fit: 'fill' }).raw().toBuffer();
-  const plane = size.width * size.height;
-  const data = new Float32Array(plane * 3);
-  for (let i = 0, p = 0; p < plane; p++, i += 3) {
-    data[p] = rgb[i + 2]!;
-    data[plane + p] = rgb[i + 1]!;
-    data[2 * plane + p] = rgb[i]!;
-  }
-  return new ort.Tensor('float32', data, [1, 3, size.height, size.width]);
 }

@@ -17,6 +17,7 @@ import {
   type Reading,
   type TextRegion,
 } from '#vision/math/ocr.ts';
+import { SMALL_MODEL_SESSION } from '#vision/models.ts';
 
 /** PP-OCRv4 text detection and recognition on decoded photos; boxes in the photo's pixels. */
 export interface TextReader {
@@ -44,6 +45,7 @@ export async function createTextReader(
   const sessionOptions: ort.InferenceSession.SessionOptions = {
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
+    ...SMALL_MODEL_SESSION,
     logSeverityLevel: 3,
     ...(options.intraOpNumThreads === undefined ? {} : { intraOpNumThreads: options.intraOpNumThreads }),
   };

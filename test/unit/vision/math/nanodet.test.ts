@@ -10,6 +10,7 @@ import {
   nanodetLetterbox,
   nanodetRowCounts,
   TILE_MIN_SIDE,
+  TILE_SKIP_WIDTH,
   vehicleTiles,
 } from '#vision/math/nanodet.ts';
 
@@ -118,7 +119,7 @@ describe('decodeNanodet', () => {
 });
 
 describe('vehicleTiles', () => {
-  it('gives no tiles under TILE_MIN_SIDE or beside a vehicle 0.8 of the width, else four that cover the photo', () => {
+  it('gives no tiles under TILE_MIN_SIDE or beside a vehicle TILE_SKIP_WIDTH of the width, else four that cover the photo', () => {
     expect(vehicleTiles({ width: TILE_MIN_SIDE - 1, height: 900 })).toEqual([]);
     const photo = { width: 4000, height: 3000 };
     const tiles = vehicleTiles(photo);
@@ -129,8 +130,9 @@ describe('vehicleTiles', () => {
       expect(t.x + t.w).toBeLessThanOrEqual(photo.width + 1e-9);
       expect(t.y + t.h).toBeLessThanOrEqual(photo.height + 1e-9);
     }
-    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: 3200, h: 1500 }])).toEqual([]);
-    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: 3199, h: 1500 }])).toHaveLength(4);
+    const wide = TILE_SKIP_WIDTH * photo.width;
+    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: wide, h: 1500 }])).toEqual([]);
+    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: wide - 1, h: 1500 }])).toHaveLength(4);
     const covered = (x: number, y: number) =>
       tiles.some((t) => x >= t.x && x <= t.x + t.w && y >= t.y && y <= t.y + t.h);
     for (const [x, y] of [
