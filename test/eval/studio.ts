@@ -221,6 +221,7 @@ export async function evalStudio(
         height: matte.info.height,
         alpha: new Uint8Array(matte.data),
       });
+      if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  plates filled ${out.plates.length}: ${file}`);
       if (out.composition.car_cut_by_edge.length > 0) cut++;
       else if (stats.box) {
         whole++;
