@@ -25,6 +25,11 @@ export const MAX_EXTENSION_SHARE = 0.4;
  */
 const PLATE_COLUMN_SHARE = 0.4;
 const PLATE_CONTRAST = 48;
+/**
+ * ...and at least this share of its samples has a colour the quad itself holds (its field, characters,
+ * rim): a tail lamp beside the plate stands out from the bumper too, but in a colour the plate has not.
+ */
+const PALETTE_SHARE = 0.4;
 
 /**
  * The quad widened along its long axis, at each end, over the columns that look like plate (see
@@ -46,8 +51,9 @@ export function plateExtent(image: Pixels, quad: Quad): Quad {
   const u = { x: ux / uLen, y: uy / uLen };
   const start = mid(a0, b0);
   const end = mid(a1, b1);
-  const before = reach(image, start, { x: -u.x, y: -u.y }, height, length);
-  const after = reach(image, end, u, height, length);
+  const palette = platePalette(image, a0, a1, b1, b0);
+  const before = reach(image, start, { x: -u.x, y: -u.y }, height, length, palette);
+  const after = reach(image, end, u, height, length, palette);
   if (before === 0 && after === 0) return quad;
   const move = (p: Point, t: number, sign: number): Point => ({
     x: p.x + sign * t * u.x,
@@ -61,15 +67,22 @@ export function plateExtent(image: Pixels, quad: Quad): Quad {
  * How far past `from` (the middle of one short edge) along `dir` the plate goes on: 0 unless a run of
  * plate columns ends within the reach or meets the photo's edge.
  */
-function reach(image: Pixels, from: Point, dir: Point, height: number, length: number): number {
+function reach(
+  image: Pixels,
+  from: Point,
+  dir: Point,
+  height: number,
+  length: number,
+  palette: readonly number[][],
+): number {
   const limit = MAX_EXTENSION_SHARE * length;
-  const gap = Math.max(2, 0.35 * height);
+  const gap = Math.max(2, 0.2 * height);
   const across = { x: -dir.y, y: dir.x };
   let last = 0;
   // Looked at up to a gap past the reach, so that a plate ending right at it is seen to end.
   for (let t = 1; t <= limit + gap; t++) {
     const c = { x: from.x + t * dir.x, y: from.y + t * dir.y };
-    const column = plateColumn(image, c, across, height);
+    const column = plateColumn(image, c, across, height, palette);
     if (column === null) return t - 1 - last <= gap && last <= limit ? t + height : last;
     if (column) last = t;
     else if (t - last > gap) return last <= limit ? last : 0;
@@ -81,19 +94,48 @@ function reach(image: Pixels, from: Point, dir: Point, height: number, length: n
  * Whether the column across the plate at `c` looks like plate against the bumper above and below it;
  * null where the column's samples leave the photo.
  */
-function plateColumn(image: Pixels, c: Point, across: Point, height: number): boolean | null {
+function plateColumn(
+  image: Pixels,
+  c: Point,
+  across: Point,
+  height: number,
+  palette: readonly number[][],
+): boolean | null {
   const n = Math.max(5, Math.round(0.8 * height));
   const above = colourAt(image, c, across, -0.95 * height);
   const below = colourAt(image, c, across, 0.95 * height);
   let differs = 0;
+  let ofPlate = 0;
   for (let k = 0; k < n; k++) {
     const s = (k / (n - 1) - 0.5) * 0.8 * height;
     const v = colourAt(image, c, across, s);
     if (!v) return null;
     const far = (ref: number[] | null) => !ref || contrast(v, ref) >= PLATE_CONTRAST;
-    if (far(above) && far(below)) differs++;
+    if (!(far(above) && far(below))) continue;
+    differs++;
+    if (palette.some((ref) => contrast(v, ref) < PLATE_CONTRAST)) ofPlate++;
   }
-  return differs >= PLATE_COLUMN_SHARE * n;
+  return differs >= PLATE_COLUMN_SHARE * n && ofPlate >= PALETTE_SHARE * n;
+}
+
+/** Colours of the plate inside the quad: a 8 x 3 grid over its middle. */
+function platePalette(image: Pixels, a0: Point, a1: Point, b1: Point, b0: Point): number[][] {
+  const out: number[][] = [];
+  for (let i = 0; i < 8; i++) {
+    const s = 0.1 + (0.8 * i) / 7;
+    for (const t of [0.25, 0.5, 0.75]) {
+      const top = { x: a0.x + s * (a1.x - a0.x), y: a0.y + s * (a1.y - a0.y) };
+      const bottom = { x: b0.x + s * (b1.x - b0.x), y: b0.y + s * (b1.y - b0.y) };
+      const v = colourAt(
+        image,
+        { x: top.x + t * (bottom.x - top.x), y: top.y + t * (bottom.y - top.y) },
+        top,
+        0,
+      );
+      if (v) out.push(v);
+    }
+  }
+  return out;
 }
 
 function colourAt(image: Pixels, c: Point, across: Point, s: number): number[] | null {

@@ -29,11 +29,12 @@ describe('plateExtent', () => {
     expect(x1).toBeCloseTo(140, 0);
   });
 
-  it('follows a band of another colour at the plate’s end (a dealer’s red label)', () => {
-    const image = scene([40, 40, 120, 60, 230], [120, 40, 140, 60, 120]);
-    const [, x1] = xs(plateExtent(image, quad(40, 40, 120, 60)));
-    expect(x1).toBeGreaterThanOrEqual(138);
-    expect(x1).toBeLessThanOrEqual(142);
+  it('stops at a lamp beside the plate: it stands out from the bumper, in a colour the plate has not', () => {
+    // A white plate with dark characters at 40-120; a red lamp right after it.
+    const image = scene([40, 40, 120, 60, 230], [60, 45, 70, 55, 0], [120, 40, 140, 60, 0]);
+    for (let y = 40; y < 60; y++)
+      for (let x = 120; x < 140; x++) image.pixels.set([200, 20, 20], (y * W + x) * 3);
+    expect(xs(plateExtent(image, quad(40, 40, 120, 60)))[1]).toBeCloseTo(120, 0);
   });
 
   it('leaves the quad where the plate does not stand out from the bumper', () => {
