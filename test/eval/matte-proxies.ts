@@ -11,8 +11,8 @@
  *   foreground: floating exhaust tips, a mirror cut loose, a ghost.
  */
 import { type Box, convexHull, type Point, polygonArea } from '#vision/math/geometry.ts';
-import { backgroundRegions } from '#vision/math/main-subject.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
+import { backgroundRegions } from '#vision/math/matte-regions.ts';
 
 /** The margin around the main car's box within which foreground counts as the car's, as a share of it. */
 export const OUTSIDE_MARGIN = 0.1;

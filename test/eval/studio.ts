@@ -96,6 +96,18 @@ function cached(dir: string, name: string, segmenter: Segmenter, cars: ObjectDet
   return { segmenter: seg, cars: det };
 }
 
+/** The photos of the judged set (studio-verdicts.csv, first column). */
+async function judgedFiles(): Promise<Set<string>> {
+  const csv = await readFile(path.join(repoRoot, 'test', 'eval', 'studio-verdicts.csv'), 'utf8');
+  return new Set(
+    csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',')[0]!),
+  );
+}
+
 export interface StudioFigures {
   readonly photos: number;
   readonly withCar: number;
@@ -127,7 +139,11 @@ export async function evalStudio(
   const sample = Number(process.env.PHOTO_JOBS_STUDIO_SAMPLE ?? 0);
   // PHOTO_JOBS_STUDIO_ONLY=a,b: only the photos whose file name holds one of these, to look at a few again.
   const only = process.env.PHOTO_JOBS_STUDIO_ONLY?.split(',').filter(Boolean) ?? [];
-  const chosen = only.length > 0 ? all.filter((f) => only.some((part) => f.includes(part))) : all;
+  // PHOTO_JOBS_STUDIO_JUDGED=1: only the photos judged by eye in studio-verdicts.csv.
+  const judged = process.env.PHOTO_JOBS_STUDIO_JUDGED ? await judgedFiles() : null;
+  const chosen = all.filter(
+    (f) => (only.length === 0 || only.some((part) => f.includes(part))) && (!judged || judged.has(f)),
+  );
   const photos = sample > 0 ? spread(chosen, sample) : chosen;
   const cacheDir = path.join(repoRoot, '.cache', 'eval-studio');
   const thumbDir = path.join(outDir, 'studio-sheet');
@@ -205,6 +221,7 @@ export async function evalStudio(
         height: matte.info.height,
         alpha: new Uint8Array(matte.data),
       });
+      if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  plates filled ${out.plates.length}: ${file}`);
       if (out.composition.car_cut_by_edge.length > 0) cut++;
       else if (stats.box) {
         whole++;
@@ -214,6 +231,15 @@ export async function evalStudio(
       }
       caption += `<br>${out.composition.framing}${out.composition.car_cut_by_edge.length ? ` (cut ${out.composition.car_cut_by_edge.join('+')})` : ''}`;
       await writeFile(path.join(thumbDir, `${i}.jpg`), await outlined(out.image, matte.data, matte.info));
+      // PHOTO_JOBS_STUDIO_FULL=1: each result at 1600 pixels wide too (studio-full/<name>.jpg), to judge a
+      // plate fill or a thin ghost that a thumbnail hides.
+      if (process.env.PHOTO_JOBS_STUDIO_FULL) {
+        await mkdir(path.join(outDir, 'studio-full'), { recursive: true });
+        await sharp(out.image)
+          .resize({ width: 1600, withoutEnlargement: true })
+          .jpeg({ quality: 90 })
+          .toFile(path.join(outDir, 'studio-full', `${name}.jpg`));
+      }
     } catch (error) {
       failed++;
       caption += `<br>${escapeHtml((error as Error).name)}`;

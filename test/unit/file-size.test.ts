@@ -12,15 +12,6 @@ const REPO = path.resolve(import.meta.dirname, '..', '..');
 const MAX_LINES = 400;
 const DATA = /\.(json|jsonl|csv|md|png|jpe?g|webp|svg|onnx)$/i;
 
-/**
- * Files over the limit that another branch is splitting, each with that branch. An entry whose file is back
- * under the limit fails the test, so it cannot outlive its reason.
- */
-const BEING_SPLIT: Record<string, string> = {
-  'layers/vision/math/main-subject.ts': 'branch studio splits it',
-  'layers/vision/plate-detector.ts': 'branch platespeed shortens it',
-};
-
 const linesOf = (file: string) => {
   const text = readFileSync(path.join(REPO, file), 'utf8');
   return text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
@@ -34,12 +25,6 @@ describe('file size', () => {
 
   it(`keeps every file outside test/ and data at ${MAX_LINES} lines or fewer`, () => {
     expect(files.length).toBeGreaterThan(100);
-    expect(
-      over.filter(({ file }) => !(file in BEING_SPLIT)).map(({ file, lines }) => `${file}: ${lines} lines`),
-    ).toEqual([]);
-  });
-
-  it('lists as being split only files that are still over the limit', () => {
-    expect(Object.keys(BEING_SPLIT).filter((file) => !over.some((entry) => entry.file === file))).toEqual([]);
+    expect(over.map(({ file, lines }) => `${file}: ${lines} lines`)).toEqual([]);
   });
 });

@@ -150,15 +150,17 @@ export async function replaceBackground(
     plates = found.plates;
     plateHidden = deps.keepPlates ? plates.length === 0 && !found.plateLeftVisible : !found.plateLeftVisible;
   }
-  if (deps.detector && !deps.keepPlates) {
-    fillPlates(image, plateOutlines(plates), {
+  let plateMatte: Matte | null = null;
+  if (deps.detector && !deps.keepPlates && plates.length > 0) {
+    // The plate whole (its rim, frame and any band the detector's quad misses): a dealer publishes this.
+    const shapes = fillPlates(image, plateOutlines(plates), {
       color: params.plateColor,
       smoothing: params.plateSmoothing,
       maskOnly: params.plateMaskOnly,
+      whole: true,
     });
+    plateMatte = plateMask(image, shapes);
   }
-  let plateMatte =
-    plates.length > 0 && !deps.keepPlates ? plateMask(image, plateOutlines(plates), params) : null;
 
   const cut = edgesCuttingCar(matte, stats);
   const centring = params.framing === 'center';

@@ -1,13 +1,9 @@
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
+import { faintCarMatte } from '#vision/math/faint-car.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
 import type { Box } from '#vision/math/geometry.ts';
-import {
-  faintCarMatte,
-  keepMainSubject,
-  type MainSubjectResult,
-  mainCarChoice,
-} from '#vision/math/main-subject.ts';
+import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
 import { FOREGROUND, type Matte, type MatteStats, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { refineMatte } from '#vision/refine.ts';
 import type { Segmenter } from '#vision/segmenter.ts';

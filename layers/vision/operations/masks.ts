@@ -10,10 +10,10 @@ import {
   openSource,
   outputSize,
 } from '#vision/image-io.ts';
-import type { Quad, Size } from '#vision/math/geometry.ts';
+import type { Size } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte } from '#vision/math/matte.ts';
 import { reportedPlates } from '#vision/math/plate-report.ts';
-import { fillPlates } from '#vision/plate-fill.ts';
+import { fillShapes, type PlateShape, plateShapes } from '#vision/plate-fill.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import { type PlateDetection, plateOutlines } from '../plate-detector.ts';
@@ -77,22 +77,17 @@ function grey(matte: Matte): Buffer {
 }
 
 /**
- * White where `fillPlates` would paint with these parameters (grown and softened with smoothing, exact
- * with `plateMaskOnly`), black elsewhere. Each plate is drawn into a small RGB tile around it and copied
- * into the single-channel mask, so the cost is the plates' area, not the photo's.
+ * White where `fillPlates` painted (or would paint) these shapes (`plateShapes`), black elsewhere. Each
+ * shape is drawn into a small RGB tile around it and copied into the single-channel mask, so the cost is
+ * the plates' area, not the photo's.
  */
-export function plateMask(
-  size: { width: number; height: number },
-  quads: readonly Quad[],
-  params: Pick<JobParams, 'plateSmoothing' | 'plateMaskOnly'>,
-): Matte {
+export function plateMask(size: { width: number; height: number }, shapes: readonly PlateShape[]): Matte {
   const { width, height } = size;
   const alpha = new Uint8Array(width * height);
-  for (const quad of quads) {
-    const xs = quad.map((p) => p.x);
-    const ys = quad.map((p) => p.y);
-    // Wider than the fill can reach: 15% of the plate's height of growth plus a 1.5 px ramp.
-    const margin = Math.ceil(0.5 * (Math.max(...ys) - Math.min(...ys)) + 4);
+  for (const { polygon, ramp } of shapes) {
+    const xs = polygon.map((p) => p.x);
+    const ys = polygon.map((p) => p.y);
+    const margin = Math.ceil(ramp) + 1;
     const x0 = Math.max(0, Math.floor(Math.min(...xs)) - margin);
     const y0 = Math.max(0, Math.floor(Math.min(...ys)) - margin);
     const x1 = Math.min(width, Math.ceil(Math.max(...xs)) + margin);
@@ -105,12 +100,8 @@ export function plateMask(
       format: 'image/png',
       pixels: Buffer.alloc((x1 - x0) * (y1 - y0) * 3),
     };
-    const local = quad.map((p) => ({ x: p.x - x0, y: p.y - y0 })) as unknown as Quad;
-    fillPlates(tile, [local], {
-      color: '#ffffff',
-      smoothing: params.plateSmoothing,
-      maskOnly: params.plateMaskOnly,
-    });
+    const local = polygon.map((p) => ({ x: p.x - x0, y: p.y - y0 }));
+    fillShapes(tile, [{ polygon: local, ramp }], '#ffffff');
     for (let y = 0; y < tile.height; y++) {
       for (let x = 0; x < tile.width; x++) {
         const v = tile.pixels[(y * tile.width + x) * 3]!;
@@ -142,7 +133,13 @@ export async function plateMaskOutput(
   params: Pick<JobParams, 'plateSmoothing' | 'plateMaskOnly'> & OutputOptions,
   modelVersion: Record<string, string>,
 ): Promise<OperationResult> {
-  const mask = plateMask(image, plateOutlines(plates), params);
+  const mask = plateMask(
+    image,
+    plateShapes(image, plateOutlines(plates), {
+      smoothing: params.plateSmoothing,
+      maskOnly: params.plateMaskOnly,
+    }),
+  );
   return {
     files: [await maskFile('plate_mask', mask, params)],
     modelVersion,

@@ -107,3 +107,24 @@ describe('fillPlates', () => {
     ).toThrow(BadRequestError);
   });
 });
+
+describe('fillPlates, the plate whole (studio)', () => {
+  const whole = { color: '#ffffff', smoothing: true, maskOnly: false, whole: true };
+  it('covers the plate’s frame with a wider margin than the plain fill', () => {
+    const plain = countColour(filled({ ...whole, whole: false }), [255, 255, 255]);
+    expect(countColour(filled(whole), [255, 255, 255])).toBeGreaterThan(plain);
+    // 25% of the 20 px height: the frame's row at y = 16 is covered.
+    expect(at(filled(whole), 50, 16)).toEqual([255, 255, 255]);
+  });
+
+  it('fills a plate the photo’s edge cuts up to that edge', () => {
+    const cut: Quad = [
+      { x: 8, y: 20 },
+      { x: 60, y: 20 },
+      { x: 60, y: 40 },
+      { x: 8, y: 40 },
+    ];
+    expect(at(filled(whole, [cut]), 0, 30)).toEqual([255, 255, 255]);
+    expect(at(filled({ ...whole, whole: false }, [cut]), 0, 30)).toEqual([128, 128, 128]);
+  });
+});

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FAINT_LEVEL, faintCarMatte } from '#vision/math/main-subject.ts';
+import { FAINT_LEVEL, faintCarMatte } from '#vision/math/faint-car.ts';
 import { matteStats, usableMatte } from '#vision/math/matte.ts';
 import { blank, paint } from './matte-fixtures.ts';
 

@@ -1,13 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  expandBox,
-  foregroundComponents,
-  keepMainSubject,
-  mainCarBox,
-  regionCoverage,
-  shareOutside,
-} from '#vision/math/main-subject.ts';
+import { expandBox, keepMainSubject, mainCarBox } from '#vision/math/main-subject.ts';
 import type { Matte } from '#vision/math/matte.ts';
+import { foregroundComponents, regionCoverage, shareOutside } from '#vision/math/matte-regions.ts';
 import { blank, paint } from './matte-fixtures.ts';
 
 const at = (m: Matte, x: number, y: number) => m.alpha[y * m.width + x]!;
