@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 const requireDynalite = createRequire(import.meta.url);
 
 const MAX_TRANSACT_ITEMS = 100;
+const PLAIN_WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 /** DynamoDB's item size limit (400 KB), measured as dynalite measures it for PutItem. */
 const MAX_ITEM_BYTES = 400 * 1024;
 const itemSize = requireDynalite('dynalite/db').itemSize as (item: unknown) => number;
@@ -272,7 +273,28 @@ export function localTransactions(call: EngineCall, conflicts: number) {
     return waits.length ? Promise.all(waits) : undefined;
   }
 
-  return { TransactWriteItems: transactWrite, TransactGetItems: transactGet, settledFor };
+  /**
+   * A plain write (PutItem, UpdateItem, DeleteItem) on an item a transaction holds: DynamoDB refuses it with
+   * `TransactionConflictException`. Here it is refused for the configured share, as a second transaction
+   * is, and otherwise waits, so it never lands between a transaction's steps or under its rollback.
+   */
+  async function admitPlainWrite(op: string, data: Record<string, unknown>): Promise<void> {
+    if (held.size === 0 || !PLAIN_WRITES.has(op)) return;
+    const table = String(data.TableName);
+    const source = ((op === 'PutItem' ? data.Item : data.Key) ?? {}) as Item;
+    const keyNames = await keyNamesOf(table).catch(() => Object.keys(source));
+    const hold = held.get(itemId(table, Object.fromEntries(keyNames.map((n) => [n, source[n]]))));
+    if (!hold) return;
+    if (conflicts > 0 && Math.random() < conflicts) {
+      throw new DynamoError(400, {
+        __type: 'com.amazonaws.dynamodb.v20120810#TransactionConflictException',
+        message: 'Transaction is ongoing for the item',
+      });
+    }
+    await hold;
+  }
+
+  return { TransactWriteItems: transactWrite, TransactGetItems: transactGet, settledFor, admitPlainWrite };
 }
 
 async function succeeded(request: Promise<unknown>): Promise<boolean> {

@@ -23,9 +23,9 @@ export async function startLocalDynamo(opts: {
   dataDir?: string;
   tables: CreateTableCommandInput[];
   /**
-   * The share (0..1) of write transactions that DynamoDB cancels with `TransactionConflict` when they
-   * touch an item another transaction holds (LOCAL_DYNAMODB_TRANSACTION_CONFLICTS); the others wait for
-   * it. Default 0: every such transaction waits its turn.
+   * The share (0..1) of write transactions that DynamoDB cancels with `TransactionConflict`, and of plain
+   * writes it refuses with `TransactionConflictException`, when they touch an item another transaction
+   * holds (LOCAL_DYNAMODB_TRANSACTION_CONFLICTS); the others wait for it. Default 0: every one waits its turn.
    */
   transactionConflicts?: number;
   /** IAM enforced (local/iam.ts): absent, every signed request is allowed. */
@@ -43,7 +43,7 @@ export async function startLocalDynamo(opts: {
   const call = <T = Record<string, unknown>>(op: string, body: object): Promise<T> =>
     engine.dispatch(op, JSON.parse(JSON.stringify(body))) as Promise<T>;
 
-  const { settledFor, ...transactions } = localTransactions(call, conflicts);
+  const { settledFor, admitPlainWrite, ...transactions } = localTransactions(call, conflicts);
   /** What dynalite's server checks before its engine runs a request. */
   async function answer(req: http.IncomingMessage, text: string): Promise<object> {
     const [api, op = ''] = String(req.headers['x-amz-target'] ?? '').split('.');
@@ -68,6 +68,7 @@ export async function startLocalDynamo(opts: {
     const run = async (body: Record<string, unknown>) => {
       if (transaction) return transaction(body as never);
       await settledFor(op, body);
+      await admitPlainWrite(op, body);
       return engine.dispatch(op, body);
     };
     return opts.observe

@@ -12,6 +12,7 @@ import {
   QueryCommand,
   TransactGetItemsCommand,
   TransactionCanceledException,
+  TransactionConflictException,
   TransactWriteItemsCommand,
   type TransactWriteItemsCommandInput,
   UpdateItemCommand,
@@ -435,6 +436,49 @@ describe('startLocalDynamo (transactionConflicts)', () => {
       new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'shared' } } }),
     );
     expect(balance.Item?.balance).toEqual({ N: '40' });
+  });
+
+  it("refuses a plain write on an item a transaction holds, in DynamoDB's words, and loses no write", async () => {
+    const db = await withConflicts(1);
+    // A spend that also writes many events holds the account long enough for a plain write to meet it.
+    const longSpend = (round: number): TransactWriteItemsCommandInput => ({
+      TransactItems: [
+        ...spend('shared', 5, `spend-${round}`).TransactItems!,
+        ...Array.from({ length: 60 }, (_, i) => ({
+          Put: { TableName: 'events', Item: { pk: { S: `filler-${round}` }, sk: { S: String(i) } } },
+        })),
+      ],
+    });
+    const plainSpend = new UpdateItemCommand({
+      TableName: 'accounts',
+      Key: { pk: { S: 'shared' } },
+      UpdateExpression: 'SET balance = balance - :one',
+      ExpressionAttributeValues: { ':one': { N: '1' } },
+    });
+    let applied = 0;
+    const refusals: unknown[] = [];
+    for (let round = 0; round < 10; round++) {
+      const transaction = db.send(new TransactWriteItemsCommand(longSpend(round)));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const plain = await db.send(plainSpend).then(
+        () => true,
+        (error: unknown) => {
+          refusals.push(error);
+          return false;
+        },
+      );
+      await transaction;
+      if (plain) applied++;
+    }
+    expect(refusals.length).toBeGreaterThan(0);
+    for (const error of refusals) {
+      expect(error).toBeInstanceOf(TransactionConflictException);
+      expect((error as Error).message).toBe('Transaction is ongoing for the item');
+    }
+    const balance = await db.send(
+      new GetItemCommand({ TableName: 'accounts', Key: { pk: { S: 'shared' } } }),
+    );
+    expect(balance.Item?.balance).toEqual({ N: String(100 - 10 * 5 - applied) });
   });
 
   it('refuses a share outside 0..1', async () => {
