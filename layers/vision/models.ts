@@ -55,7 +55,7 @@ export type ModelCache = ReturnType<typeof modelCache>;
  * Session options of the plate finder's small models (LPD-YuNet, NanoDet, PP-OCR): their intra-op threads
  * sleep between parallel sections instead of spinning. A photo takes some fifty short runs with sharp's
  * crops and resizes between them, and spinning threads took the cores those need: on 2 cores the same
- * jobs used a fifth less CPU time with the same plates (docs/decisions/pending-platespeed-search.md).
+ * jobs used a fifth less CPU time with the same plates (docs/decisions/0068-the-plate-search-cost.md).
  */
 export const SMALL_MODEL_SESSION = {
   extra: { session: { intra_op: { allow_spinning: '0' } } },

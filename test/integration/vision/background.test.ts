@@ -312,7 +312,7 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     const fromPlate = await grey(fileWith(plates, 'url').bytes);
     expect(studio.plates?.length).toBe(plates.plates?.length);
     expect(fromStudio.info.width).toBe(4000);
-    // Every pixel `plate_mask` covers, and the plate's frame around it (pending-studio-plate-whole).
+    // Every pixel `plate_mask` covers, and the plate's frame around it (0069-studio-results-fill-the-plate-whole).
     let missed = 0;
     let plateWhite = 0;
     let studioWhite = 0;
