@@ -440,7 +440,8 @@ describe('startLocalDynamo (transactionConflicts)', () => {
 
   it("refuses a plain write on an item a transaction holds, in DynamoDB's words, and loses no write", async () => {
     const db = await withConflicts(1);
-    // A spend that also writes many events holds the account long enough for a plain write to meet it.
+    // A spend that also writes many events holds the account long enough for a plain write sent right
+    // after it to meet it.
     const longSpend = (round: number): TransactWriteItemsCommandInput => ({
       TransactItems: [
         ...spend('shared', 5, `spend-${round}`).TransactItems!,
@@ -459,7 +460,6 @@ describe('startLocalDynamo (transactionConflicts)', () => {
     const refusals: unknown[] = [];
     for (let round = 0; round < 10; round++) {
       const transaction = db.send(new TransactWriteItemsCommand(longSpend(round)));
-      await new Promise((resolve) => setTimeout(resolve, 5));
       const plain = await db.send(plainSpend).then(
         () => true,
         (error: unknown) => {
