@@ -1,6 +1,6 @@
 import { normalizePlateColor } from '#core/jobs/params.ts';
 import type { DecodedImage } from '#vision/image-io.ts';
-import { convexHull, type Point, type Quad, type Size } from '#vision/math/geometry.ts';
+import { convexHull, outwardEdges, type Point, type Quad, type Size } from '#vision/math/geometry.ts';
 import { grownPolygon, plateExtent, toPhotoEdge } from '#vision/math/plate-outline.ts';
 
 export interface FillOptions {
@@ -109,20 +109,8 @@ function fillConvex(
   ramp: number,
 ): void {
   if (polygon.length < 3) return;
-  const cx = polygon.reduce((s, p) => s + p.x, 0) / polygon.length;
-  const cy = polygon.reduce((s, p) => s + p.y, 0) / polygon.length;
-  // Per edge: outward unit normal (nx, ny) and offset c, so that distance = nx*x + ny*y - c.
-  const edges = polygon.map((p, i) => {
-    const q = polygon[(i + 1) % polygon.length]!;
-    const len = Math.hypot(q.x - p.x, q.y - p.y) || 1;
-    let nx = (q.y - p.y) / len;
-    let ny = -(q.x - p.x) / len;
-    if (nx * (cx - p.x) + ny * (cy - p.y) > 0) {
-      nx = -nx;
-      ny = -ny;
-    }
-    return { nx, ny, c: nx * p.x + ny * p.y };
-  });
+  // Per edge: distance = nx*x + ny*y - c, positive outside.
+  const edges = outwardEdges(polygon);
   const reach = ramp;
   const x0 = Math.max(0, Math.floor(Math.min(...polygon.map((p) => p.x)) - reach));
   const x1 = Math.min(image.width - 1, Math.ceil(Math.max(...polygon.map((p) => p.x)) + reach));

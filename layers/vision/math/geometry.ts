@@ -138,3 +138,20 @@ export function boxQuad(b: Box): Quad {
     { x: b.x, y: b.y + b.h },
   ];
 }
+
+/**
+ * Each edge of a convex polygon as its line: the outward unit normal (nx, ny) and offset c, so that
+ * `nx * x + ny * y - c` is a point's signed distance outside that edge.
+ */
+export function outwardEdges(polygon: readonly Point[]): { nx: number; ny: number; c: number }[] {
+  const cx = polygon.reduce((s, p) => s + p.x, 0) / polygon.length;
+  const cy = polygon.reduce((s, p) => s + p.y, 0) / polygon.length;
+  return polygon.map((p, i) => {
+    const q = polygon[(i + 1) % polygon.length]!;
+    const len = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+    let nx = (q.y - p.y) / len;
+    let ny = -(q.x - p.x) / len;
+    if (nx * (cx - p.x) + ny * (cy - p.y) > 0) [nx, ny] = [-nx, -ny];
+    return { nx, ny, c: nx * p.x + ny * p.y };
+  });
+}

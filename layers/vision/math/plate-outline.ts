@@ -3,7 +3,7 @@
  * plate to where the photo shows it ends, and carried to the photo's edge when the plate runs into it.
  * Pure functions over raw interleaved pixels.
  */
-import { convexHull, type Point, type Quad, type Size } from '#vision/math/geometry.ts';
+import { convexHull, outwardEdges, type Point, type Quad, type Size } from '#vision/math/geometry.ts';
 
 /** Raw interleaved pixels (RGB or RGBA), as a decode gives them. */
 export interface Pixels extends Size {
@@ -158,16 +158,7 @@ const mid = (a: Point, b: Point): Point => ({ x: (a.x + b.x) / 2, y: (a.y + b.y)
 export function grownPolygon(polygon: readonly Point[], grow: number): Point[] {
   const hull = convexHull(polygon);
   if (grow === 0 || hull.length < 3) return hull;
-  const cx = hull.reduce((s, p) => s + p.x, 0) / hull.length;
-  const cy = hull.reduce((s, p) => s + p.y, 0) / hull.length;
-  const lines = hull.map((p, i) => {
-    const q = hull[(i + 1) % hull.length]!;
-    const len = Math.hypot(q.x - p.x, q.y - p.y) || 1;
-    let nx = (q.y - p.y) / len;
-    let ny = -(q.x - p.x) / len;
-    if (nx * (cx - p.x) + ny * (cy - p.y) > 0) [nx, ny] = [-nx, -ny];
-    return { nx, ny, c: nx * p.x + ny * p.y + grow };
-  });
+  const lines = outwardEdges(hull).map((edge) => ({ ...edge, c: edge.c + grow }));
   return lines.map((l, i) => {
     const m = lines[(i + lines.length - 1) % lines.length]!;
     const det = m.nx * l.ny - m.ny * l.nx;
