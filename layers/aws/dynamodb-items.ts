@@ -123,7 +123,9 @@ export async function transactWrite(
   items: TransactWriteItem[],
   policy: BackoffPolicy = TRANSACTION_CONFLICT_BACKOFF,
 ): Promise<Array<Item | false> | null> {
-  for (let attempt = 1; ; attempt++) {
+  const exhausted = (tries: number) =>
+    `A transaction of ${items.length} items was cancelled by conflicting writes ${tries} times`;
+  return triedAgainOnConflict(policy, exhausted, async () => {
     try {
       await client.send(new TransactWriteItemsCommand({ TransactItems: items }));
       return null;
@@ -136,15 +138,9 @@ export async function transactWrite(
           reason.Code === 'ConditionalCheckFailed' ? (reason.Item ?? {}) : false,
         );
       }
-      if (attempt >= policy.attempts) {
-        throw new TransientError(
-          `A transaction of ${items.length} items was cancelled by conflicting writes ${attempt} times`,
-          { cause: error },
-        );
-      }
-      await sleep(backoffDelayMs(policy, attempt, Math.random));
+      return new Conflicted(error);
     }
-  }
+  });
 }
 
 /**
@@ -157,19 +153,37 @@ export async function conditionalPut(
   input: PutItemCommandInput,
   policy: BackoffPolicy = TRANSACTION_CONFLICT_BACKOFF,
 ): Promise<boolean> {
-  for (let attempt = 1; ; attempt++) {
+  const exhausted = (tries: number) => `A put was refused by a transaction on its item ${tries} times`;
+  return triedAgainOnConflict(policy, exhausted, async () => {
     try {
       await client.send(new PutItemCommand(input));
       return true;
     } catch (error) {
       if (error instanceof ConditionalCheckFailedException) return false;
       if (!(error instanceof TransactionConflictException)) throw error;
-      if (attempt >= policy.attempts) {
-        throw new TransientError(`A put was refused by a transaction on its item ${attempt} times`, {
-          cause: error,
-        });
-      }
-      await sleep(backoffDelayMs(policy, attempt, Math.random));
+      return new Conflicted(error);
     }
+  });
+}
+
+/** A try that lost to another write on one of its items: the same request may go through later. */
+class Conflicted {
+  constructor(readonly error: unknown) {}
+}
+
+/**
+ * `attempt` until it answers, tried again with jittered backoff while it loses to a conflicting write; when
+ * the tries run out it is a TransientError (the workflow retries it, the API answers 503).
+ */
+async function triedAgainOnConflict<T>(
+  policy: BackoffPolicy,
+  exhausted: (tries: number) => string,
+  attempt: () => Promise<T | Conflicted>,
+): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    const outcome = await attempt();
+    if (!(outcome instanceof Conflicted)) return outcome;
+    if (tries >= policy.attempts) throw new TransientError(exhausted(tries), { cause: outcome.error });
+    await sleep(backoffDelayMs(policy, tries, Math.random));
   }
 }
