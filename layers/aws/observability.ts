@@ -7,6 +7,7 @@ import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { config } from '#config';
 import { JobCancelledError, ServiceError, WebhookDeliveryError } from '#core/errors.ts';
 import { telemetry } from '#core/telemetry-names.ts';
+import { onFirstCall } from './first-call.ts';
 
 /**
  * Logs and traces of every function, through Powertools for AWS Lambda (metrics: ./metrics.ts). Outside Lambda the local
@@ -80,23 +81,16 @@ export const logger = new PhotoJobsLogger({ serviceName: telemetry.serviceName }
 
 /** The tracer, once a traced function's first invocation has loaded it; `undefined` while tracing is off. */
 let tracer: Tracer | undefined;
-let tracerMiddleware: Promise<MiddlewareObj> | undefined;
 
 /** Powertools' tracer middleware, imported and made on first use (once per cold start). */
-function loadTracerMiddleware(): Promise<MiddlewareObj> {
-  tracerMiddleware ??= (async () => {
-    const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
-      import('@aws-lambda-powertools/tracer'),
-      import('@aws-lambda-powertools/tracer/middleware'),
-    ]);
-    tracer = new Tracer({ serviceName: telemetry.serviceName });
-    return captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
-  })().catch((error: unknown) => {
-    tracerMiddleware = undefined;
-    throw error;
-  });
-  return tracerMiddleware;
-}
+const loadTracerMiddleware = onFirstCall(async (): Promise<MiddlewareObj> => {
+  const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
+    import('@aws-lambda-powertools/tracer'),
+    import('@aws-lambda-powertools/tracer/middleware'),
+  ]);
+  tracer = new Tracer({ serviceName: telemetry.serviceName });
+  return captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
+});
 
 /** Whether this process has loaded the tracer (never, where tracing is off). */
 export const tracerLoaded = (): boolean => tracer !== undefined;

@@ -22,6 +22,7 @@ import { dynamodbJobs } from './dynamodb-jobs.ts';
 import { dynamodbRequestCounter } from './dynamodb-request-counter.ts';
 import { dynamodbUploads } from './dynamodb-uploads.ts';
 import { dynamodbWebhookSecrets } from './dynamodb-webhook-secrets.ts';
+import { onFirstCall } from './first-call.ts';
 
 /**
  * The AWS adapters, grouped by the resource they reach, so that each kind of function builds only what
@@ -63,19 +64,8 @@ export function tableAdapters(cfg: Config, clients: { dynamodb: DynamoDBClient }
  * client behind it, are imported then. A function imports only the wiring of its kind, yet most calls
  * reach a few of its ports (GET /jobs/{id} never starts a workflow, and reads the bucket only to sign a
  * finished job's links), and a package imported at cold start costs every cold start 15-45 ms of CPU
- * (`npm run bench -- coldstart`). A failed import is tried again on the next call.
+ * (`npm run bench -- coldstart`). A failed import is tried again on the next call (`onFirstCall`).
  */
-function onFirstCall<T>(load: () => Promise<T>): () => Promise<T> {
-  let loading: Promise<T> | undefined;
-  return () => {
-    loading ??= load().catch((error) => {
-      loading = undefined;
-      throw error;
-    });
-    return loading;
-  };
-}
-
 type AsyncPort<T> = {
   [K in keyof T]: T[K] extends (...args: infer A) => Promise<infer R> ? (...args: A) => Promise<R> : never;
 };
