@@ -1,7 +1,6 @@
 // One ZIP's batch: created, polled until it ends, paused, resumed or cancelled, and its results downloaded.
 import { API, api, authHeaders } from './api.js';
-import { $, curlFor, newCard, setStatus, showError, sleep } from './cards.js';
-import { refreshCredits } from './credits.js';
+import { $, curlFor, newCard, runOnCard, setStatus, showError, sleep } from './cards.js';
 
 const TERMINAL_BATCH = new Set(['completed', 'cancelled', 'failed']);
 
@@ -17,7 +16,7 @@ export async function runBatch(archive, mode, options) {
     curlFor('/batches', 'archive', archive, fields),
   );
   setStatus(card, 'uploading');
-  try {
+  await runOnCard(card, stop, async () => {
     const body = new FormData();
     for (const [name, value] of fields) body.append(name, value);
     body.append('archive', archive);
@@ -50,13 +49,7 @@ export async function runBatch(archive, mode, options) {
       batch = created.batch;
       showBatch(card, batch);
     }
-  } catch (error) {
-    setStatus(card, 'failed');
-    showError(card, error.message);
-  } finally {
-    stop();
-    refreshCredits();
-  }
+  });
 }
 
 function showBatch(card, batch) {

@@ -1,5 +1,6 @@
 // A card per job or batch: its title, the curl command that does the same, a running clock, a status badge.
 import { API, apiKey } from './api.js';
+import { refreshCredits } from './credits.js';
 
 export const $ = (selector, root = document) => root.querySelector(selector);
 const cards = $('#cards');
@@ -52,3 +53,19 @@ export function showError(card, message) {
 }
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A card's work, from its first request to its end: a failure marks the card failed with its message; either
+ * way the card's clock stops and the balance is read again (a job or batch may have spent credits).
+ */
+export async function runOnCard(card, stop, work) {
+  try {
+    await work();
+  } catch (error) {
+    setStatus(card, 'failed');
+    showError(card, error.message);
+  } finally {
+    stop();
+    refreshCredits();
+  }
+}

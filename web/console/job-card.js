@@ -1,7 +1,6 @@
 // One photo's job: created, polled until it ends, and its result shown (compare slider, plates, masks, analysis).
 import { api } from './api.js';
-import { $, curlFor, newCard, setStatus, showError, sleep } from './cards.js';
-import { refreshCredits } from './credits.js';
+import { $, curlFor, newCard, runOnCard, setStatus, showError, sleep } from './cards.js';
 
 const TERMINAL_JOB = new Set(['success', 'failed', 'cancelled']);
 
@@ -12,7 +11,7 @@ export async function runJob(file, mode, options) {
     curlFor('/jobs', 'file', file, [['mode', mode], ...options]),
   );
   setStatus(card, 'uploading');
-  try {
+  await runOnCard(card, stop, async () => {
     const body = new FormData();
     body.append('mode', mode);
     for (const [name, value] of options) body.append(name, value);
@@ -28,13 +27,7 @@ export async function runJob(file, mode, options) {
     if (job.status === 'success') showOutput(card, file, job);
     else showError(card, job.error?.message ?? job.message ?? `The job was ${job.status}`);
     if (job.quota) $('.card-credits', card).textContent = `Credits left: ${job.quota.remaining}`;
-  } catch (error) {
-    setStatus(card, 'failed');
-    showError(card, error.message);
-  } finally {
-    stop();
-    refreshCredits();
-  }
+  });
 }
 
 function showOutput(card, file, job) {
