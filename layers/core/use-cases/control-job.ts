@@ -126,8 +126,10 @@ export async function startOrFail(deps: ControlDeps, job: Job, attempt: number):
         "The processing workflow may not be started (a deployment fault; its operator's logs name it); no credits were charged",
         { cause },
       );
-    throw new TransientError('The processing workflow could not be started; no credits were charged', {
-      cause,
-    });
+    throw new TransientError(
+      'The processing workflow could not be started; no credits were charged. Repeat the request ' +
+        '(under the same Idempotency-Key, the same job starts again)',
+      { cause },
+    );
   }
 }

@@ -13,7 +13,7 @@ import { webhookTargetProblem } from '../net/address-policy.ts';
 import type { AccountRepository, JobRepository, WorkflowStarter } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import { refuseUnlessAffordable } from './affordability.ts';
-import { startOrFail } from './control-job.ts';
+import { retryOwnJob, startOrFail } from './control-job.ts';
 import { checkImage, readSourceImage, type SourceImageDeps, sha256 } from './source-image.ts';
 
 export interface CreateJobDeps extends SourceImageDeps {
@@ -38,7 +38,8 @@ export interface CreateJobResult {
  * 0. Refuse (400) a webhook_url that could never be delivered to, and (402) a caller whose balance cannot cover the job, before any fetch, decode or write.
  * 1. Resolve the source bytes (upload or URL) and check they are an accepted image.
  * 2. Resolve effective parameters: request over key defaults over service defaults.
- * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request).
+ * 3. On a repeated Idempotency-Key, return the original job (or 409 for a different request); one that failed
+ *    before it ever ran (its workflow could not be started: the 503 below) is started again, as a retry would.
  * 4. Store the source, then reserve credits, store the job and claim the key in one atomic write.
  * 5. Start the workflow; if that fails, fail the job and release its credits so nothing is stuck.
  * 6. Return the job with its payer's balance, which every answer to the creation shows.
@@ -54,7 +55,7 @@ export async function createJob(
   const claim = options.idempotencyKey ? { scope: ownerId, key: options.idempotencyKey, fingerprint } : null;
   if (claim) {
     const replay = await findReplay(deps, claim.scope, claim.key, fingerprint);
-    if (replay) return withBalance(deps, replay);
+    if (replay) return withBalance(deps, await startedAgainIfNeverRan(deps, caller, replay));
   }
 
   const webhookUrl = request.requested.webhookUrl;
@@ -143,6 +144,21 @@ async function withBalance(
   result: Omit<CreateJobResult, 'account'>,
 ): Promise<CreateJobResult> {
   return { ...result, account: result.job.account ? await deps.accounts.get(result.job.account) : null };
+}
+
+/**
+ * The key promises one job, not one failed start: a job that failed before it ever ran produced nothing and
+ * charged nothing, and the 503 that reported it invited the client to repeat the request. Batch items are
+ * never created under a key, so `retryOwnJob`'s refusals (410 for gone photos, 402) are the only new answers.
+ */
+async function startedAgainIfNeverRan(
+  deps: CreateJobDeps,
+  caller: Caller,
+  replay: Omit<CreateJobResult, 'account'>,
+): Promise<Omit<CreateJobResult, 'account'>> {
+  if (replay.job.status !== 'failed' || replay.job.startedAt !== null) return replay;
+  const again = await retryOwnJob(deps, caller, replay.job.id);
+  return { ...again, replayed: true };
 }
 
 async function findReplay(deps: CreateJobDeps, scope: string, key: string, fingerprint: string) {

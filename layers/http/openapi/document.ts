@@ -158,7 +158,8 @@ const idempotencyKey = z
   .describe(
     'Send the same key with an identical body on a network retry, and no second job or reservation is made: ' +
       'a finished job is returned with 200, one still running with 202, and a different body under the same ' +
-      'key is 409. Keys are scoped to the calling key and remembered ' +
+      'key is 409. A job that failed before it ever ran (the 503 "could not be started", nothing charged) is ' +
+      'started again, as `POST /jobs/{id}/retry` would, and answered with 202. Keys are scoped to the calling key and remembered ' +
       `${formatDuration(IDEMPOTENCY_TTL_SECONDS)}. "Identical" means the same ` +
       'route, mode, parameters and source (uploads are compared by content hash).',
   );

@@ -443,6 +443,54 @@ describe('createJob: a workflow that cannot start', () => {
     expect(job).toMatchObject({ status: 'failed', error: { code: 500 }, chargedCredits: 0 });
     expect(w.balanceOf('key_1')).toEqual(untouched);
   });
+
+  it('starts the same job again when the request is repeated under the same Idempotency-Key', async () => {
+    const w = world();
+    let outages = 1;
+    const flaky: WorkflowStarter = {
+      async start(jobId, attempt) {
+        if (outages-- > 0) throw Object.assign(new Error('Rate exceeded'), { name: 'ServiceUnavailable' });
+        return w.store.workflow.start(jobId, attempt);
+      },
+    };
+    const deps = { ...w.deps, workflow: flaky };
+    const request = uploadRequest('plate');
+    const options = { route: 'jobs' as const, idempotencyKey: 'order-17' };
+    await expect(createJob(deps, owner, request, options)).rejects.toMatchObject({ status: 503 });
+    const [failed] = w.store.stored.values();
+
+    const again = await createJob(deps, owner, request, options);
+    expect(again.status).toBe(202);
+    expect(again.job).toMatchObject({
+      id: failed!.id,
+      status: 'queued',
+      error: null,
+      reservedCredits: PRICES.edit,
+    });
+    expect(w.store.started).toEqual([{ jobId: failed!.id, attempt: 2 }]);
+    expect(w.balanceOf('key_1')).toMatchObject({
+      available: STARTING_BALANCE - PRICES.edit,
+      reserved: PRICES.edit,
+    });
+
+    const thirdTime = await createJob(deps, owner, request, options);
+    expect(thirdTime).toMatchObject({ status: 202, replayed: true, job: { id: failed!.id } });
+    expect(w.store.started).toHaveLength(1);
+  });
+
+  it('replays a job that ran and failed as it is, without starting it again', async () => {
+    const w = world();
+    const first = await w.create(owner, uploadRequest('plate'), 'order-18');
+    w.store.stored.set(first.job.id, {
+      ...first.job,
+      status: 'failed',
+      startedAt: '2026-01-01T00:00:01.000Z',
+      error: { code: 803, message: 'no plate' },
+    });
+    const again = await w.create(owner, uploadRequest('plate'), 'order-18');
+    expect(again).toMatchObject({ status: 200, replayed: true, job: { status: 'failed' } });
+    expect(w.store.started).toHaveLength(1);
+  });
 });
 
 describe('createJob: callers', () => {
