@@ -20,6 +20,8 @@ const ConfigSchema = z.object({
   STATE_MACHINE_ARN: z.string().min(1).optional(),
   /** The archive workflow: unpacks batch archives and builds their downloads. */
   ARCHIVE_STATE_MACHINE_ARN: z.string().min(1).optional(),
+  /** The job runs' Standard follow-ups (webhook retries, late settlement): the sweeper hands its failures to it. */
+  FOLLOW_UP_STATE_MACHINE_ARN: z.string().min(1).optional(),
   /**
    * Lambda sets it; elsewhere (the keys CLI against a deployment) unset leaves the region to the SDK's own
    * chain (the profile's region in ~/.aws/config, AWS_PROFILE), as every AWS tool does. A default here would win

@@ -5,7 +5,7 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Config } from '#config';
-import type { ArchiveWorkflow, WorkflowStarter } from '#core/ports.ts';
+import type { ArchiveWorkflow, FollowUpStarter, WorkflowStarter } from '#core/ports.ts';
 import { clientSettings } from './client-settings.ts';
 
 export const sfnClient = (cfg: Config) => new SFNClient(clientSettings(cfg, cfg.SFN_ENDPOINT));
@@ -22,6 +22,27 @@ export function sfnWorkflow(client: SFNClient, stateMachineArn: string): Workflo
           input: JSON.stringify({ jobId }),
         }),
       );
+    },
+  };
+}
+
+/** The job runs' follow-ups (Standard): one execution per name, so a second hand-over of one run is refused. */
+export function sfnFollowUps(client: SFNClient, stateMachineArn: string): FollowUpStarter {
+  return {
+    async deliver(jobId, attempt) {
+      const execution = `${jobId}-${attempt}`;
+      try {
+        await client.send(
+          new StartExecutionCommand({
+            stateMachineArn,
+            // The name the run's own hand-over uses (lib/constructs/job-workflow.ts).
+            name: `${execution}-follow-up`,
+            input: JSON.stringify({ jobId, execution }),
+          }),
+        );
+      } catch (error) {
+        if (!(error instanceof ExecutionAlreadyExists)) throw error;
+      }
     },
   };
 }

@@ -7,6 +7,7 @@ import type {
   ArchiveWriter,
   Clock,
   EventPublisher,
+  FollowUpStarter,
   ObjectStore,
   ObjectStreams,
   UploadTargets,
@@ -122,8 +123,8 @@ export const bucketAdapters = (cfg: Config) => {
 /** Starts the job and archive workflows; the ARNs are checked on use, since only some callers start one. */
 export const workflowAdapter = (cfg: Config) => {
   const sfn = onFirstCall(async () => {
-    const { sfnClient, sfnWorkflow, sfnArchiveWorkflow } = await import('./sfn-workflow.ts');
-    return { sfnWorkflow, sfnArchiveWorkflow, client: sfnClient(cfg) };
+    const { sfnClient, sfnWorkflow, sfnArchiveWorkflow, sfnFollowUps } = await import('./sfn-workflow.ts');
+    return { sfnWorkflow, sfnArchiveWorkflow, sfnFollowUps, client: sfnClient(cfg) };
   });
   const jobs = async () => {
     const { sfnWorkflow, client } = await sfn();
@@ -138,7 +139,13 @@ export const workflowAdapter = (cfg: Config) => {
       return sfnArchiveWorkflow(client, required(cfg, 'ARCHIVE_STATE_MACHINE_ARN')).start(name, task);
     },
   };
-  return { workflow, archiveWorkflow };
+  const followUps: FollowUpStarter = {
+    deliver: async (jobId, attempt) => {
+      const { sfnFollowUps, client } = await sfn();
+      return sfnFollowUps(client, required(cfg, 'FOLLOW_UP_STATE_MACHINE_ARN')).deliver(jobId, attempt);
+    },
+  };
+  return { workflow, archiveWorkflow, followUps };
 };
 
 export const eventsAdapter = (cfg: Config) => ({

@@ -110,6 +110,15 @@ export interface WorkflowStarter {
   start(jobId: string, attempt: number): Promise<void>;
 }
 
+/** The Standard follow-up of a job's run: its webhook delivered, and retried on the schedule, without the run. */
+export interface FollowUpStarter {
+  /**
+   * Hand the attempt's delivery to a follow-up named after the run, so its delivery and event ids are the run's.
+   * A follow-up already started for that run (the run handed its delivery or settlement over) is left as it is.
+   */
+  deliver(jobId: string, attempt: number): Promise<void>;
+}
+
 export interface Clock {
   now(): Date;
 }

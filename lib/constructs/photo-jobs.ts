@@ -155,7 +155,11 @@ export class PhotoJobs extends Construct {
     const archive = createArchive(ctx, archiveStateMachineName);
     this.archiveStateMachine = archive.workflow.stateMachine;
     this.workflowFunctions = { prepareJob, settleJob, deliverWebhook, batchArchive: archive.batchArchive };
-    this.sweeperFunction = createSweeper(ctx, this.stateMachine, this.archiveStateMachine);
+    this.sweeperFunction = createSweeper(ctx, {
+      jobs: this.stateMachine,
+      followUps: jobWorkflow.followUps,
+      archives: this.archiveStateMachine,
+    });
 
     const api = createApi(ctx, {
       apiName: `${stack.stackName}-${id}`,

@@ -77,11 +77,18 @@ export function createJobTasks(
  * Work that stopped moving (a lost execution, a crashed unpacking) is restarted or failed, with its credits
  * released, every few minutes.
  */
-export function createSweeper(ctx: ServiceContext, jobs: sfn.StateMachine, archives: sfn.StateMachine) {
+export function createSweeper(
+  ctx: ServiceContext,
+  machines: { jobs: sfn.StateMachine; followUps: sfn.StateMachine; archives: sfn.StateMachine },
+) {
   const sweep = createTaskFunction(
     ctx,
     sweeper.handler,
-    { STATE_MACHINE_ARN: ctx.stateMachineArn, ARCHIVE_STATE_MACHINE_ARN: ctx.archiveStateMachineArn },
+    {
+      STATE_MACHINE_ARN: ctx.stateMachineArn,
+      ARCHIVE_STATE_MACHINE_ARN: ctx.archiveStateMachineArn,
+      FOLLOW_UP_STATE_MACHINE_ARN: machines.followUps.stateMachineArn,
+    },
     sweeper,
     'Scheduled',
   );
@@ -92,7 +99,7 @@ export function createSweeper(ctx: ServiceContext, jobs: sfn.StateMachine, archi
       resources: [`${ctx.data.table.tableArn}/index/${tableConfig.active.name}`],
     }),
   );
-  const { rule } = new StuckWorkSweeper(ctx.scope, 'StuckWorkSweeper', { sweep, jobs, archives });
+  const { rule } = new StuckWorkSweeper(ctx.scope, 'StuckWorkSweeper', { sweep, ...machines });
   acknowledge(rule, {
     'Serverless-EventBusDLQ':
       'A sweep that fails is made up by the next one five minutes later; a dead-letter queue would only hold ticks.',

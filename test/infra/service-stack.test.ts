@@ -302,7 +302,7 @@ describe('IAM of the functions', () => {
     expect(starts(inference.handler)).toEqual([]);
   });
 
-  it('run the sweeper of stuck work every 5 minutes, allowed to start job runs and archive tasks, and to describe the latter', () => {
+  it('run the sweeper of stuck work every 5 minutes, allowed to start job runs, their follow-ups and archive tasks, and to describe the latter', () => {
     const [sweeperId] = functionIdOf(sweeper.handler);
     expect(sweeperId).toBeDefined();
     const rules = resourcesOfType(serviceJson, 'AWS::Events::Rule').filter(([, rule]) =>
@@ -316,7 +316,7 @@ describe('IAM of the functions', () => {
     const byAction = (action: string) =>
       JSON.stringify(statements.filter((s) => list(s.Action).includes(action)));
     for (const id of startedByFunctions()) expect(byAction('states:StartExecution')).toContain(id);
-    expect(byAction('states:StartExecution')).not.toContain(followUpsId());
+    expect(byAction('states:StartExecution')).toContain(followUpsId());
     expect(byAction('states:DescribeExecution')).toContain(':execution:');
   });
 

@@ -1,7 +1,7 @@
 import type { Batch } from '../batches/batch.ts';
 import type { Job, JobError } from '../jobs/job.ts';
 import { failJob } from '../jobs/transitions.ts';
-import type { ActiveWork, ArchiveWorkflow, WorkflowStarter } from '../ports.ts';
+import type { ActiveWork, ArchiveWorkflow, FollowUpStarter, WorkflowStarter } from '../ports.ts';
 import { advanceBatch, type BatchDeps } from './advance-batch.ts';
 import { unpackExecution } from './create-batch.ts';
 import { failUnpacking } from './unpack-batch.ts';
@@ -10,6 +10,7 @@ import { settlementOf, updateJob } from './update-job.ts';
 export interface SweepDeps extends BatchDeps {
   workflow: WorkflowStarter;
   archiveWorkflow: ArchiveWorkflow;
+  followUps: FollowUpStarter;
   active: ActiveWork;
 }
 
@@ -48,6 +49,8 @@ export interface SweepReport {
  *    One queued past the give-up deadline (its runs ended without moving it) is failed.
  * 2. A job processing past the workflow's bound is failed with `error.code` 500 and its reservation
  *    released, in one versioned write; a batch item's batch is told, as settlement would.
+ *    A job failed here (1 or 2) is handed to its run's follow-up, which delivers its `job.failed` webhook and
+ *    event as the run would have: a receiver is never left waiting on a job that ended.
  * 3. A batch unpacking past its deadline gets its unpacking started again, or failed when that
  *    execution has ended; a processing batch that has been quiet is advanced (its ended items recorded,
  *    its waiting items started).
@@ -98,8 +101,10 @@ async function failStuck(deps: SweepDeps, jobId: string, status: 'queued' | 'pro
       movement: settlementOf(current, 'release'),
     };
   });
-  if (moved && job.batch) await advanceBatch(deps, job.batch.id, { settled: job });
-  return moved;
+  if (!moved) return false;
+  if (job.batch) await advanceBatch(deps, job.batch.id, { settled: job });
+  await deps.followUps.deliver(job.id, job.retries + 1);
+  return true;
 }
 
 async function sweepBatch(deps: SweepDeps, batch: Batch, now: number): Promise<'advanced' | 'failed' | null> {

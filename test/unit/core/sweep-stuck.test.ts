@@ -65,6 +65,7 @@ function setup() {
     activeBatches: async () => [],
   };
   const archiveWorkflow: ArchiveWorkflow = { start: async () => 'running' };
+  const handedOver: string[] = [];
   const deps = {
     ...store,
     clock: { now: () => new Date(now) },
@@ -76,8 +77,13 @@ function setup() {
     },
     active,
     archiveWorkflow,
+    followUps: {
+      async deliver(jobId: string, attempt: number) {
+        handedOver.push(`${jobId}-${attempt}`);
+      },
+    },
   };
-  return { deps, store, at: (ms: number) => (now = T0 + ms) };
+  return { deps, store, handedOver, at: (ms: number) => (now = T0 + ms) };
 }
 
 describe('sweepStuck', () => {
@@ -112,10 +118,13 @@ describe('sweepStuck', () => {
         chargedCredits: 0,
       });
     expect(t.store.stored.get('job_fresh')!.status).toBe('queued');
+    // Each failed job's webhook and event are handed to its run's follow-up, once: the sweeper that failed it.
+    expect(t.handedOver.sort()).toEqual(['job_hung-1', 'job_lost-1']);
     expect(t.store.balances.get('key_1')).toEqual({ available: 10, reserved: 5, usedTotal: 0 });
 
     // Nothing is released twice.
     expect((await sweepStuck(t.deps)).failed).toEqual([]);
+    expect(t.handedOver).toHaveLength(2);
     expect(t.store.balances.get('key_1')).toEqual({ available: 10, reserved: 5, usedTotal: 0 });
   });
 });
