@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { methodsOf, pageHandler, pageRoutes, routes } from '../functions/api/route-table.ts';
 import { errorNames } from '../layers/core/error-names.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
+import { JOB_RUN_LIMIT_SECONDS } from '../layers/core/use-cases/sweep-stuck.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from '../layers/core/webhooks/retry-schedule.ts';
 
 /** Absolute path of the repository root; handler paths below are relative to it. */
@@ -189,7 +190,7 @@ export const workflow = {
    */
   timeoutHours: 24,
   /** Express's own limit on an execution: the job's run (lib/constructs/job-workflow.ts). */
-  expressTimeoutSeconds: 300,
+  expressTimeoutSeconds: JOB_RUN_LIMIT_SECONDS,
   /** PrepareJob, the settle tasks and the webhook tasks. */
   taskTimeoutSeconds: taskTimeoutSeconds(workflowFunction.timeoutSeconds),
   inferenceTaskTimeoutSeconds: taskTimeoutSeconds(inference.timeoutSeconds),

@@ -15,15 +15,23 @@ export interface SweepDeps extends BatchDeps {
 }
 
 /**
+ * AWS's limit on an Express execution, which a job's run is (lib/config.ts sets the state machine's timeout
+ * from it): past it the run is cut, and nothing but the sweeper moves a job it left processing.
+ */
+export const JOB_RUN_LIMIT_SECONDS = 300;
+
+/**
  * How long work may go without moving before the sweeper looks at it. A queued job's execution starts
- * within seconds of its creation; the job workflow bounds a job's own work (task timeouts and retries:
- * about 10 minutes for inference with its retries); unpacking runs in a 15-minute function.
+ * within seconds of its creation; a job's run ends within JOB_RUN_LIMIT_SECONDS of its start (its
+ * settlement, when that fails, goes on in a follow-up, which a sweeper's failure leaves without effect);
+ * unpacking runs in a 15-minute function.
  */
 export const DEADLINES = {
   queuedMs: 2 * 60_000,
   /** A job still queued this long after its creation was started again often enough: it is failed. */
   queuedGiveUpMs: 30 * 60_000,
-  processingMs: 30 * 60_000,
+  /** Twice a run's limit: a job processing this long has no run left that could end it. */
+  processingMs: 2 * JOB_RUN_LIMIT_SECONDS * 1000,
   unpackingMs: 2 * 60_000,
   quietBatchMs: 2 * 60_000,
 } as const;
