@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { methodsOf, pageHandler, pageRoutes, routes } from '../functions/api/route-table.ts';
-import { errorNames } from '../layers/core/error-names.ts';
+import { errorNames, LAMBDA_THROTTLED } from '../layers/core/error-names.ts';
 import { STORAGE_PREFIXES, TABLE_INDEXES } from '../layers/core/storage-layout.ts';
 import { JOB_RUN_LIMIT_SECONDS } from '../layers/core/use-cases/sweep-stuck.ts';
 import { WEBHOOK_RETRY_SCHEDULE } from '../layers/core/webhooks/retry-schedule.ts';
@@ -199,7 +199,7 @@ export const workflow = {
     'Lambda.ServiceException',
     'Lambda.AWSLambdaException',
     'Lambda.SdkClientException',
-    'Lambda.TooManyRequestsException',
+    LAMBDA_THROTTLED,
     // The invoke's own HTTP call timed out (Step Functions' name for it): the function may not have run.
     'Lambda.ClientExecutionTimeoutException',
     errorNames.TransientError,
@@ -215,7 +215,7 @@ export const workflow = {
  * about 13 minutes in all.
  */
 const throttleRetry = {
-  error: 'Lambda.TooManyRequestsException',
+  error: LAMBDA_THROTTLED,
   intervalSeconds: 5,
   backoffRate: 2,
   maxAttempts: 16,
@@ -225,7 +225,7 @@ const throttleRetry = {
 /**
  * The same wait inside the job's Express run, which must end within five minutes with an inference run
  * (about two minutes at most) after it: waits of at most 5, 10, 20, 40, 60 s, about two minutes in all. A
- * job still throttled then fails and its credits are released.
+ * job still throttled then fails (503, "too busy": layers/core/errors.ts) and its credits are released.
  */
 export const expressThrottleRetry = { ...throttleRetry, maxAttempts: 5 } as const;
 

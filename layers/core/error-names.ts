@@ -34,4 +34,10 @@ export const errorNames = {
  */
 export const awsDenialNames: ReadonlySet<string> = new Set(['AccessDenied', 'AccessDeniedException']);
 
+/**
+ * What Step Functions names a Lambda invocation refused for want of concurrency (the inference function's
+ * reserved concurrency all in use). The job's run waits it out for a while (lib/config.ts), then fails with it.
+ */
+export const LAMBDA_THROTTLED = 'Lambda.TooManyRequestsException';
+
 export type ErrorName = (typeof errorNames)[keyof typeof errorNames];

@@ -1,4 +1,4 @@
-import { awsDenialNames, type ErrorName, errorNames } from './error-names.ts';
+import { awsDenialNames, type ErrorName, errorNames, LAMBDA_THROTTLED } from './error-names.ts';
 
 interface Failure {
   /** The HTTP status of an API answer. */
@@ -170,6 +170,11 @@ export class WebhookDeliveryError extends ServiceError {
   override readonly name: ErrorName = errorNames.WebhookDeliveryError;
 }
 
+/** Busy is not broken: the job never ran, and a retry later runs it. */
+const BUSY_MESSAGE =
+  'The service was too busy to run this job within its run (every processing slot was in use); nothing was ' +
+  'charged. Retry it later (POST /jobs/{id}/retry)';
+
 const DENIED_MESSAGE =
   "Processing failed: the service is not allowed an AWS call it needs (a deployment fault; its operator's logs name it)";
 
@@ -184,6 +189,7 @@ export function jobErrorFromFailure(
 ): { code: number; message: string } {
   const name = failed?.Error ?? 'Unknown';
   if (name === 'States.Timeout') return { code: 500, message: 'Processing took too long and was stopped' };
+  if (name === LAMBDA_THROTTLED) return { code: 503, message: BUSY_MESSAGE };
   if (awsDenialNames.has(name) || name === errorNames.PermissionDeniedError)
     return { code: 500, message: DENIED_MESSAGE };
   const known = Object.hasOwn(FAILURES, name) ? FAILURES[name as ErrorName] : null;

@@ -137,7 +137,8 @@ export const JobError = z
       .describe(
         '803 no plate detected, 802 no background mask, 800 photo not classifiable, 400 source not a ' +
           'decodable image, 413 image over the pixel limit, 415 unsupported format, 404 a stored file no ' +
-          'longer exists, 500 internal (a missing model file is named in the message).',
+          'longer exists, 500 internal (a missing model file is named in the message), 503 every processing ' +
+          'slot was in use for the whole of its run (nothing charged; retry it later).',
       ),
     message: z.string(),
   })

@@ -84,4 +84,12 @@ describe('the failure table', () => {
       });
     }
   });
+  it('tells a job that never got a processing slot (throttled past its waits) from a broken one', () => {
+    const busy = errors.jobErrorFromFailure(
+      lambdaFailure('Lambda.TooManyRequestsException', 'Rate Exceeded. (Service: Lambda, Status Code: 429)'),
+    );
+    expect(busy.code).toBe(503);
+    expect(busy.message).toMatch(/too busy.*nothing was charged.*retry/i);
+    expect(busy.message).not.toContain('Status Code');
+  });
 });
