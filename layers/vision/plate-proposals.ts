@@ -148,7 +148,11 @@ async function findCars(carDetector: ObjectDetector, levels: SourceLevels, photo
   };
   const boxes = await vehiclesIn();
   for (const tile of vehicleTiles(photo, boxes))
-    boxes.push(...(await vehiclesIn(tile)).filter((box) => !cutByTile(box, tile, photo)));
+    boxes.push(
+      ...(await vehiclesIn(tile)).filter(
+        (box) => !cutByTile(box, tile, photo) && box.w <= tile.maxVehicleWidth,
+      ),
+    );
   return distinctVehicles(boxes, CAR_LOOKS);
 }
 

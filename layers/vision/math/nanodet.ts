@@ -247,18 +247,58 @@ export const TILE_MIN_SIDE = 1600;
 export const TILE_SKIP_WIDTH = 0.7;
 /** Each tile spans this share of the photo's width and height: neighbours overlap by a tenth of it. */
 const TILE_SHARE = 0.55;
+/**
+ * Photos at least this long (12 MP: 4000x3000) are also searched on 3x3 finer tiles (`FINE_TILE_SHARE`):
+ * there a 2x2 tile still shrinks five times, and a car with a plate 25 px high (about 400 px wide) comes
+ * out under 80 px; NanoDet boxed 11 of 19 such pasted cars of the plate ladder with the whole photo and
+ * 2x2 tiles, 17 with 3x3 tiles added (docs/decisions/pending-platequality-finer-tiles.md).
+ */
+export const FINE_TILE_MIN_SIDE = 3000;
+/**
+ * A fine tile's share of each side: at 0.42 a 4000 px photo's tile is read from its quarter-size decode, and
+ * neighbours overlap by 0.13 of the photo (520 px), so a car that narrow is whole in one of them.
+ */
+const FINE_TILE_SHARE = 0.42;
+/**
+ * A fine tile keeps only vehicles at most this share of the photo's width: a wider one is seen by a 2x2 tile
+ * at 110 px or more, and what NanoDet boxes across most of a fine tile is seldom a vehicle (a dashboard in
+ * an interior of 3000 px, whose display clock the look then took for a plate).
+ */
+const FINE_TILE_MAX_VEHICLE = 0.15;
+
+/** Where NanoDet looks, and the widest vehicle (photo pixels) it keeps from there. */
+export interface VehicleTile extends Box {
+  readonly maxVehicleWidth: number;
+}
+
+/** `n` x `n` tiles, each `share` of the photo's sides, evenly spread from edge to edge. */
+function tileGrid(photo: Size, n: number, share: number, maxVehicleWidth: number): VehicleTile[] {
+  const w = photo.width * share;
+  const h = photo.height * share;
+  const at = (i: number, free: number) => (i * free) / (n - 1);
+  return Array.from({ length: n * n }, (_, k) => ({
+    x: at(k % n, photo.width - w),
+    y: at(Math.floor(k / n), photo.height - h),
+    w,
+    h,
+    maxVehicleWidth,
+  }));
+}
 
 /**
  * Where NanoDet looks besides the whole photo (where it found the vehicles `seen`): 2x2 overlapping tiles
- * of a photo at least `TILE_MIN_SIDE` long, none of a smaller one or of a listing photo (`TILE_SKIP_WIDTH`). At 416 px a 4000 px photo shrinks ten times and a van 300 px wide comes
- * out 31 px, under what NanoDet finds; in a tile it comes out 1.8 times larger.
+ * of a photo at least `TILE_MIN_SIDE` long, and 3x3 finer ones too from `FINE_TILE_MIN_SIDE`; none of a
+ * smaller one or of a listing photo (`TILE_SKIP_WIDTH`). At 416 px a 4000 px photo shrinks ten times and a
+ * van 300 px wide comes out 31 px, under what NanoDet finds; in a tile it comes out 1.8 times larger, in a
+ * fine tile 2.4 times.
  */
-export function vehicleTiles(photo: Size, seen: readonly Box[] = []): Box[] {
-  if (Math.max(photo.width, photo.height) < TILE_MIN_SIDE) return [];
+export function vehicleTiles(photo: Size, seen: readonly Box[] = []): VehicleTile[] {
+  const long = Math.max(photo.width, photo.height);
+  if (long < TILE_MIN_SIDE) return [];
   if (seen.some((b) => b.w >= TILE_SKIP_WIDTH * photo.width)) return [];
-  const w = photo.width * TILE_SHARE;
-  const h = photo.height * TILE_SHARE;
-  return [0, photo.width - w].flatMap((x) => [0, photo.height - h].map((y) => ({ x, y, w, h })));
+  const tiles = tileGrid(photo, 2, TILE_SHARE, photo.width);
+  if (long < FINE_TILE_MIN_SIDE) return tiles;
+  return [...tiles, ...tileGrid(photo, 3, FINE_TILE_SHARE, FINE_TILE_MAX_VEHICLE * photo.width)];
 }
 
 /** A box this close (share of the tile's side) to an edge the tile shares with the photo's inside is cut by it. */

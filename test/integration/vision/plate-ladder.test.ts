@@ -15,12 +15,14 @@ const available = existsSync(path.join(evalDir, 'plates.csv'));
  * The first three plates of the ladder's order (`ladderOrder`: one each of eu, us, br), each in the frame
  * and place the eval gives it (its turn): the eval's first composites at 25 px. The us plate was a miss
  * while the finder read inside the three largest vehicles only: its car is the fourth largest of the car
- * park's; every vehicle is read now (`CAR_LOOKS`).
+ * park's; every vehicle is read now (`CAR_LOOKS`). The br plate of turn 7 was a miss while NanoDet searched
+ * 2x2 tiles only: its car, 380 px wide, is boxed in a 3x3 tile (`FINE_TILE_MIN_SIDE`).
  */
 const SLICE = [
   { file: 'plates/eu/eu9.jpg', turn: 0, found: true },
   { file: 'plates/us/wts-lg-000152.jpg', turn: 1, found: true },
   { file: 'plates/br/NTV0498.jpg', turn: 2, found: true },
+  { file: 'plates/br/PJJ1406.jpg', turn: 7, found: true },
 ];
 const RUNG = 25;
 

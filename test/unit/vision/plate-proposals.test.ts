@@ -70,6 +70,31 @@ describe('proposePlates: the passes a photo gets', () => {
     expect(asked.filter((o) => o.region).map((o) => o.region)).toEqual([far]);
   });
 
+  it('reads a small vehicle only a fine tile finds, not a wide box found there alone', async () => {
+    // NanoDet answers only in the 3x3 tile at the photo's centre (0.42 of each side), in source pixels.
+    const centre = { x: 1160, y: 870, w: 1680, h: 1260 };
+    const small = { x: 1500, y: 1300, w: 500, h: 300 };
+    const wide = { x: 1300, y: 1000, w: 1000, h: 800 };
+    const inCentreTile = (found: Box[]): ObjectDetector => ({
+      modelVersion: 'fake',
+      async detect(image, options) {
+        const s = image.width / photo.width;
+        const r = options?.region;
+        const atCentre = r && Math.abs(r.x / s - centre.x) < 8 && Math.abs(r.w / s - centre.w) < 8;
+        if (!atCentre) return [];
+        return found.map((box) => ({
+          classId: CAR,
+          score: 0.9,
+          box: { x: box.x * s, y: box.y * s, w: box.w * s, h: box.h * s },
+        }));
+      },
+    });
+    const regions = async (found: Box[]) =>
+      (await passesFor(inCentreTile(found))).filter((o) => o.region).map((o) => o.region);
+    expect(await regions([small])).toEqual([small]);
+    expect(await regions([wide])).toEqual([]);
+  });
+
   it('looks for close-ups at half the whole pass’s input, unpadded', async () => {
     const asked = await passesFor(carsAt([]));
     expect(asked.filter((o) => !o.region).map((o) => [o.targetWidth, o.maxSide])).toEqual([

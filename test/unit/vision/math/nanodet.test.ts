@@ -5,6 +5,7 @@ import {
   cutByTile,
   decodeNanodet,
   distinctVehicles,
+  FINE_TILE_MIN_SIDE,
   NANODET_CLASS_COUNT,
   NANODET_STRIDES,
   nanodetLetterbox,
@@ -121,27 +122,53 @@ describe('decodeNanodet', () => {
 describe('vehicleTiles', () => {
   it('gives no tiles under TILE_MIN_SIDE or beside a vehicle TILE_SKIP_WIDTH of the width, else four that cover the photo', () => {
     expect(vehicleTiles({ width: TILE_MIN_SIDE - 1, height: 900 })).toEqual([]);
-    const photo = { width: 4000, height: 3000 };
+    const photo = { width: 2400, height: 1800 };
     const tiles = vehicleTiles(photo);
     expect(tiles).toHaveLength(4);
     for (const t of tiles) {
-      expect(t.w).toBeCloseTo(2200);
-      expect(t.h).toBeCloseTo(1650);
+      expect(t.w).toBeCloseTo(1320);
+      expect(t.h).toBeCloseTo(990);
       expect(t.x + t.w).toBeLessThanOrEqual(photo.width + 1e-9);
       expect(t.y + t.h).toBeLessThanOrEqual(photo.height + 1e-9);
     }
     const wide = TILE_SKIP_WIDTH * photo.width;
-    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: wide, h: 1500 }])).toEqual([]);
-    expect(vehicleTiles(photo, [{ x: 500, y: 500, w: wide - 1, h: 1500 }])).toHaveLength(4);
+    expect(vehicleTiles(photo, [{ x: 300, y: 300, w: wide, h: 900 }])).toEqual([]);
+    expect(vehicleTiles(photo, [{ x: 300, y: 300, w: wide - 1, h: 900 }])).toHaveLength(4);
     const covered = (x: number, y: number) =>
       tiles.some((t) => x >= t.x && x <= t.x + t.w && y >= t.y && y <= t.y + t.h);
     for (const [x, y] of [
       [0, 0],
-      [2000, 1500],
-      [3999, 2999],
-      [1900, 2900],
+      [1200, 900],
+      [2399, 1799],
+      [1140, 1740],
     ] as const)
       expect(covered(x, y)).toBe(true);
+  });
+
+  it('adds 3x3 finer tiles from FINE_TILE_MIN_SIDE, for vehicles up to 600 px, one of which holds any car 500 px wide whole', () => {
+    expect(vehicleTiles({ width: FINE_TILE_MIN_SIDE - 1, height: 2000 })).toHaveLength(4);
+    const photo = { width: 4000, height: 3000 };
+    const tiles = vehicleTiles(photo);
+    expect(tiles).toHaveLength(13);
+    const fine = tiles.slice(4);
+    for (const t of fine) expect(416 / Math.max(t.w, t.h)).toBeLessThanOrEqual(0.25);
+    // What fills most of a fine tile is left to the 2x2 tiles, which see it at 110 px or more.
+    for (const t of tiles.slice(0, 4)) expect(t.maxVehicleWidth).toBe(photo.width);
+    for (const t of fine) expect(t.maxVehicleWidth).toBeCloseTo(600);
+    // A car 500x300 anywhere in the photo lies whole, not cut, in at least one fine tile.
+    for (let x = 0; x + 500 <= photo.width; x += 125)
+      for (let y = 0; y + 300 <= photo.height; y += 150) {
+        const car = { x, y, w: 500, h: 300 };
+        const whole = fine.some(
+          (t) =>
+            car.x >= t.x &&
+            car.y >= t.y &&
+            car.x + car.w <= t.x + t.w &&
+            car.y + car.h <= t.y + t.h &&
+            !cutByTile(car, t, photo),
+        );
+        expect(whole, `${x},${y}`).toBe(true);
+      }
   });
 });
 
