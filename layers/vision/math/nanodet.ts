@@ -251,7 +251,7 @@ const TILE_SHARE = 0.55;
  * Photos at least this long (12 MP: 4000x3000) are also searched on 3x3 finer tiles (`FINE_TILE_SHARE`):
  * there a 2x2 tile still shrinks five times, and a car with a plate 25 px high (about 400 px wide) comes
  * out under 80 px; NanoDet boxed 11 of 19 such pasted cars of the plate ladder with the whole photo and
- * 2x2 tiles, 17 with 3x3 tiles added (docs/decisions/pending-platequality-finer-tiles.md).
+ * 2x2 tiles, 17 with 3x3 tiles added (docs/decisions/0070-small-vehicles-on-finer-tiles.md).
  */
 export const FINE_TILE_MIN_SIDE = 3000;
 /**
