@@ -62,8 +62,8 @@ export async function decodeSource(bytes: Buffer, options: DecodeOptions = {}): 
   const { maxPixels = MAX_IMAGE_PIXELS } = options;
   try {
     const image = sharp(bytes, { autoOrient: true, limitInputPixels: maxPixels });
-    const { hasAlpha } = await image.metadata();
-    const keepAlpha = format === 'image/png' && hasAlpha === true;
+    // Only a PNG keeps its alpha: no second header parse for the other types.
+    const keepAlpha = format === 'image/png' && (await image.metadata()).hasAlpha === true;
     // JPEG output has no alpha: a transparent WEBP is put on white rather than on black.
     const pipeline = keepAlpha ? image.ensureAlpha() : image.flatten({ background: '#ffffff' });
     const { data, info } = await pipeline.toColourspace('srgb').raw({ depth: 'uchar' }).toBuffer({
@@ -199,10 +199,20 @@ async function decodeShrunk(
 }
 
 /**
- * Levels that read `whole` for every pass but those a quarter-size decode serves (the plate detector's
- * whole-photo pass of a photo 2560 px wide or more): for a step that needs the whole decode anyway, a
- * 1/2 decode for a close look would be decoding twice.
+ * Levels whose passes at or under a quarter of the photo all read the one quarter-size decode (the plate
+ * detector's whole-photo pass of a photo 2560 px wide or more, NanoDet's and far vehicles' passes): each
+ * shrink-on-load decode reads all of the file's entropy-coded data again, and an eighth-size decode of a
+ * 12 MP JPEG costs most of a quarter's. `plate` and `plate_mask` read their vehicles from the same decode.
+ */
+export function quarterShared(levels: SourceLevels): SourceLevels {
+  return { ...levels, atScale: (scale) => levels.atScale(Math.max(scale, 0.25)) };
+}
+
+/**
+ * `quarterShared` levels for a step that needs the whole decode anyway: every pass over a quarter reads
+ * `whole`, since a 1/2 decode for a close look would be decoding twice.
  */
 export function besideWhole(levels: SourceLevels, whole: Promise<DecodedImage>): SourceLevels {
-  return { ...levels, atScale: (scale) => (scale <= 0.25 ? levels.atScale(scale) : whole) };
+  const shared = quarterShared(levels);
+  return { ...levels, atScale: (scale) => (scale <= 0.25 ? shared.atScale(scale) : whole) };
 }

@@ -8,7 +8,8 @@
  * start: imports, model load, first job) and then `runs` warm jobs, cycling through the photos. The peer
  * loads its model from the files inside its npm package (a `file://` publicPath); its child refuses every
  * fetch and every socket that leaves loopback, and the table says so if one was attempted. `plate` has two
- * more rows: the detector alone, and a 12 MP street of parked cars (`STREET_PHOTO`). Skips with a
+ * more rows: the detector alone, and a 12 MP street of parked cars (`STREET_PHOTO`); `-- stages` times a `plate`
+ * job per stage on the photos these make (test/bench/plate-stages.ts). Skips with a
  * message when ../shared/eval is not there.
  */
 import { spawnSync } from 'node:child_process';
@@ -522,6 +523,15 @@ if (process.argv[2] === 'api') {
   const { benchColdStart } = await import('./coldstart.ts');
   for (const line of await benchColdStart(repoRoot, Math.max(1, Number(arg('--runs') ?? 9))))
     console.log(line);
+} else if (process.argv[2] === 'stages') {
+  // `npm run bench -- stages [--runs N]`: a `plate` job's time per stage on the bench's photos.
+  const { plateStages } = await import('./plate-stages.ts');
+  const made = [...SOURCE_PHOTOS.map((_, i) => benchImage(i)), streetImage].filter((file) =>
+    existsSync(file),
+  );
+  if (made.length === 0)
+    console.log('No bench photos under .cache/bench: run `npm run bench -- --only plate` first.');
+  for (const line of await plateStages(made, Math.max(1, Number(arg('--runs') ?? 3)))) console.log(line);
 } else if (process.argv[2] === 'archive') {
   // `npm run bench -- archive`: peak RSS of the API process while a 1 GB archive is accepted.
   for (const line of await archiveIntakeBench(repoRoot)) console.log(line);

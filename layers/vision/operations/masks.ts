@@ -9,6 +9,7 @@ import {
   type OutputOptions,
   openSource,
   outputSize,
+  quarterShared,
 } from '#vision/image-io.ts';
 import type { Size } from '#vision/math/geometry.ts';
 import { assertUsableMatte, type Matte } from '#vision/math/matte.ts';
@@ -121,7 +122,7 @@ export async function plateMaskOperation(
   const detector = await plateDetector(models);
   // Only the photo's size is needed at full resolution: the detector decodes what it reads.
   const image = await openSource(input.source);
-  const plates = await detector.find(image);
+  const plates = await detector.find(quarterShared(image));
   if (plates.length === 0) throw new PlateNotFoundError('No license plate was detected in the photo');
   return plateMaskOutput(image, plates, input.params, { plate_detector: detector.modelVersion });
 }

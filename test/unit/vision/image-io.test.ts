@@ -1,7 +1,7 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
 import { SourceImageError, UnsupportedMediaTypeError } from '#core/errors.ts';
-import { decodeSource, encodeResult, openSource } from '#vision/image-io.ts';
+import { besideWhole, decodeSource, encodeResult, openSource, quarterShared } from '#vision/image-io.ts';
 
 const rgb = (width: number, height: number) =>
   sharp({ create: { width, height, channels: 3, background: { r: 200, g: 40, b: 10 } } });
@@ -146,5 +146,21 @@ describe('openSource', () => {
     await expect(openSource(await rgb(64, 64).jpeg().toBuffer(), { maxPixels: 1000 })).rejects.toThrow(
       'more than 1000 pixels',
     );
+  });
+});
+
+describe('quarterShared and besideWhole', () => {
+  it('serve every pass at or under a quarter from one quarter-size decode', async () => {
+    const levels = await openSource(await halves().jpeg({ quality: 95 }).toBuffer());
+    const shared = quarterShared(levels);
+    // NanoDet's pass of a 12 MP photo asks for a tenth: no second shrink-on-load decode for it.
+    const tenth = await shared.atScale(0.1);
+    expect([tenth.width, tenth.height]).toEqual([200, 100]);
+    expect(tenth).toBe(await shared.atScale(0.25));
+    expect(await shared.atScale(0.3)).toBe(await levels.atScale(0.5));
+    const whole = levels.atScale(1);
+    const beside = besideWhole(levels, whole);
+    expect(await beside.atScale(0.1)).toBe(tenth);
+    expect(await beside.atScale(0.3)).toBe(await whole);
   });
 });
