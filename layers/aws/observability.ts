@@ -84,10 +84,7 @@ let tracer: Tracer | undefined;
 
 /** Powertools' tracer middleware, imported and made on first use (once per cold start). */
 const loadTracerMiddleware = onFirstCall(async (): Promise<MiddlewareObj> => {
-  const [{ Tracer }, { captureLambdaHandler }] = await Promise.all([
-    import('@aws-lambda-powertools/tracer'),
-    import('@aws-lambda-powertools/tracer/middleware'),
-  ]);
+  const { Tracer, captureLambdaHandler } = await import('./tracer-middleware.ts');
   tracer = new Tracer({ serviceName: telemetry.serviceName });
   return captureLambdaHandler(tracer, { captureResponse: false }) as MiddlewareObj;
 });

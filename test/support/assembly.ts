@@ -23,6 +23,8 @@ const READS = [
   'layers',
   'models',
   'web',
+  // get-openapi's bundle carries it (functions/api/get-openapi/handler.ts).
+  'docs/openapi.json',
   'package.json',
   'npm-shrinkwrap.json',
   'cdk.json',

@@ -40,8 +40,11 @@ function environmentRead(): Set<string> {
   }
   // layers/config.ts parses the whole of process.env with one schema: its keys are what the functions read.
   const config = read('layers/config.ts');
-  const schema = config.slice(config.indexOf('const ConfigSchema'), config.indexOf('export type Config'));
-  for (const match of schema.matchAll(/^ {2}([A-Z][A-Z0-9_]*):/gm)) names.add(match[1]!);
+  const schema = config.slice(
+    config.indexOf('function buildConfigSchema'),
+    config.indexOf('export type Config'),
+  );
+  for (const match of schema.matchAll(/^ {4}([A-Z][A-Z0-9_]*):/gm)) names.add(match[1]!);
   return names;
 }
 

@@ -83,24 +83,3 @@ export function isAllowedTarget(address: string, options: { allowLoopback: boole
 
 /** The setting that opens loopback to outbound requests; named in every refusal that it would lift. */
 export const LOOPBACK_SETTING = 'OUTBOUND_ALLOW_LOOPBACK';
-
-/** RFC 6761: `localhost` and every name under it are loopback, whatever a resolver answers. */
-const isLocalhostName = (host: string) => /^(.+\.)?localhost\.?$/i.test(host);
-
-/**
- * Why a webhook URL can never be delivered to, or null when it may be. Only what is known without a DNS
- * lookup is judged here (literal addresses and `localhost`); a name is still checked at each attempt.
- * A refusal at creation beats a job whose every delivery fails with the reason visible only in /deliveries.
- */
-export function webhookTargetProblem(url: string, options: { allowLoopback: boolean }): string | null {
-  const host = new URL(url).hostname;
-  const kind = isLocalhostName(host) ? 'loopback' : isAddressLiteral(host) ? classifyAddress(host) : 'public';
-  if (kind === 'public' || (kind === 'loopback' && options.allowLoopback)) return null;
-  if (kind === 'loopback') {
-    return (
-      `webhook_url points to a loopback address (${host}), which this server does not deliver to; ` +
-      `a server run on your own machine delivers there with ${LOOPBACK_SETTING}=true (docs/webhooks.md)`
-    );
-  }
-  return `webhook_url points to a ${kind} address (${host}), which webhooks are never delivered to`;
-}

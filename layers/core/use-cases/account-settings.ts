@@ -3,7 +3,7 @@ import type { CreditAccount } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import { PRICES } from '../jobs/operations.ts';
 import type { Caller } from '../keys/caller.ts';
-import { webhookTargetProblem } from '../net/address-policy.ts';
+import { webhookTargetProblem } from '../net/webhook-target.ts';
 import type { AccountRepository, ApiKeyRepository } from '../ports.ts';
 
 /**
@@ -87,7 +87,7 @@ export async function setWebhook(
   const parsed = WebhookUpdateSchema.shape.webhook_url.safeParse(raw ?? '');
   if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
   const url = parsed.data === '' ? null : new URL(parsed.data).toString();
-  const problem = url && webhookTargetProblem(url, { allowLoopback: deps.allowLoopback });
+  const problem = url && (await webhookTargetProblem(url, { allowLoopback: deps.allowLoopback }));
   if (problem) throw new BadRequestError(problem);
   const record = await deps.keys.findById(caller.keyId);
   await deps.keys.updateDefaults(caller.keyId, { ...(record?.defaults ?? {}), webhookUrl: url });

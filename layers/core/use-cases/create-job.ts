@@ -9,7 +9,7 @@ import type { Job, JobRoute, StoredSource } from '../jobs/job.ts';
 import { costOf } from '../jobs/operations.ts';
 import { resolveParams } from '../jobs/params.ts';
 import { accountOf, type Caller, defaultsOf, ownerIdOf } from '../keys/caller.ts';
-import { webhookTargetProblem } from '../net/address-policy.ts';
+import { webhookTargetProblem } from '../net/webhook-target.ts';
 import type { AccountRepository, JobRepository, WorkflowStarter } from '../ports.ts';
 import { storageKeys } from '../storage-layout.ts';
 import { refuseUnlessAffordable } from './affordability.ts';
@@ -59,7 +59,8 @@ export async function createJob(
   }
 
   const webhookUrl = request.requested.webhookUrl;
-  const problem = webhookUrl && webhookTargetProblem(webhookUrl, { allowLoopback: deps.allowLoopback });
+  const problem =
+    webhookUrl && (await webhookTargetProblem(webhookUrl, { allowLoopback: deps.allowLoopback }));
   if (problem) throw new BadRequestError(problem);
 
   // Nothing is fetched, decoded or stored for a caller who could not pay for the job anyway.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isAllowedTarget, webhookTargetProblem } from '#core/net/address-policy.ts';
+import { classifyAddress, isAllowedTarget } from '#core/net/address-policy.ts';
+import { webhookTargetProblem } from '#core/net/webhook-target.ts';
 
 // Pure classification only: no test ever connects to any of these addresses.
 describe('outbound address policy', () => {
@@ -83,19 +84,25 @@ describe('outbound address policy', () => {
     'http://api.localhost/hook',
     'http://[::1]/hook',
     'http://127.1/hook',
-  ])('refuses the loopback webhook %s by naming the setting that allows it', (url) => {
-    expect(webhookTargetProblem(url, { allowLoopback: false })).toMatch(
+    'http://2130706433/hook',
+    'https://0x7f.1/hook',
+    'http://[::ffff:127.0.0.1]/hook',
+  ])('refuses the loopback webhook %s by naming the setting that allows it', async (url) => {
+    await expect(webhookTargetProblem(url, { allowLoopback: false })).resolves.toMatch(
       /loopback.*OUTBOUND_ALLOW_LOOPBACK=true/,
     );
-    expect(webhookTargetProblem(url, { allowLoopback: true })).toBeNull();
+    await expect(webhookTargetProblem(url, { allowLoopback: true })).resolves.toBeNull();
   });
 
-  it('refuses private and metadata webhooks whatever the setting, and leaves names to delivery', () => {
+  it('refuses private and metadata webhooks whatever the setting, and leaves names to delivery', async () => {
     for (const allowLoopback of [false, true]) {
-      expect(webhookTargetProblem('http://10.0.0.1/hook', { allowLoopback })).toMatch(/private address/);
-      expect(webhookTargetProblem('http://169.254.169.254/', { allowLoopback })).toMatch(/link-local/);
-      expect(webhookTargetProblem('http://10.0.0.1/hook', { allowLoopback })).not.toMatch(/OUTBOUND/);
-      expect(webhookTargetProblem('https://hooks.example.com/x', { allowLoopback })).toBeNull();
+      const problem = (url: string) => webhookTargetProblem(url, { allowLoopback });
+      await expect(problem('http://10.0.0.1/hook')).resolves.toMatch(/private address/);
+      await expect(problem('http://169.254.169.254/')).resolves.toMatch(/link-local/);
+      await expect(problem('http://0xa9fea9fe/')).resolves.toMatch(/link-local/);
+      await expect(problem('http://10.0.0.1/hook')).resolves.not.toMatch(/OUTBOUND/);
+      await expect(problem('https://hooks.example.com/x')).resolves.toBeNull();
+      await expect(problem('https://1.2.3.4.example.com/x')).resolves.toBeNull();
     }
   });
 });
