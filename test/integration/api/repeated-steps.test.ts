@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbAccounts } from '#aws/dynamodb-accounts.ts';
@@ -17,26 +15,7 @@ import {
   untilWorkflowsIdle,
   WITHOUT_MODELS,
 } from '../support/local-server.ts';
-
-/** Every webhook request, by path; answered 200 unless the path is in `failing`. */
-async function startReceiver(failing: Set<string>) {
-  const received: Array<{ path: string; headers: http.IncomingHttpHeaders; body: string }> = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(failing.has(req.url ?? '/') ? 500 : 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: (pathname: string) => `${base}${pathname}`,
-    at: (pathname: string) => received.filter((r) => r.path === pathname),
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
+import { startReceiver } from '../support/webhook-receiver.ts';
 
 /**
  * Express runs each step at least once: the local stand-in here runs every task of a job run twice, one run

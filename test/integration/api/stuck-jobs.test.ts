@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dynamodbJobs } from '#aws/dynamodb-jobs.ts';
 import { newJobId, newSequence } from '#core/jobs/ids.ts';
@@ -14,25 +12,7 @@ import {
   startServer,
   WITHOUT_MODELS,
 } from '../support/local-server.ts';
-
-async function startReceiver() {
-  const received: Array<{ path: string; headers: http.IncomingHttpHeaders; body: string }> = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    url: (pathname: string) => `${base}${pathname}`,
-    at: (pathname: string) => received.filter((r) => r.path === pathname),
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
+import { startReceiver } from '../support/webhook-receiver.ts';
 
 const HOUR_MS = 3_600_000;
 
