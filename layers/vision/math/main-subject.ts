@@ -4,9 +4,10 @@
  * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
  */
 import { EQUAL_SIZE_SHARE } from '#core/jobs/job.ts';
-import type { Box, Size } from '#vision/math/geometry.ts';
+import { type Box, overlapAcross, overlapDown, type Size } from '#vision/math/geometry.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 import { chamfer, fillHoles, floodFromBox, hasForeground, inside } from '#vision/math/matte-regions.ts';
+import { unionBox } from '#vision/math/ocr.ts';
 
 /**
  * The main car among vehicle boxes: the largest and most central. sqrt(area) so that a car twice as wide
@@ -51,6 +52,19 @@ export function expandBox(box: Box, share: number, image: Size): Box {
 }
 
 export interface MainSubjectOptions {
+  /**
+   * Another vehicle's box with at least this share of its area inside the main box, and at least
+   * `sameCarSize` of the main box's area, is the main car boxed a second time: NanoDet often boxes a car
+   * the frame cuts twice, each box short of one end, and clearing the other box cut the car's own front or
+   * roof off in a straight line (a judged Audi A6 and a Daewoo Sens). The main box becomes the box around
+   * both. A second car stands beside or behind the main one, so most of its box lies outside the main box.
+   */
+  readonly sameCarOverlap?: number;
+  /**
+   * A box much smaller than the main one inside it is a car further back (seen over the roof or the
+   * bonnet) or a part: it stays another vehicle however much of it lies inside the main box.
+   */
+  readonly sameCarSize?: number;
   /**
    * Share of the main box's size by which it is grown before deciding what touches it: NanoDet's box is
    * often a few pixels inside the mirrors, the bumper's corners or the tyres.
@@ -122,6 +136,7 @@ export interface MainSubjectResult {
 
 /**
  * Reduces `matte` in place to the main car:
+ * 0. The boxes of the main car boxed twice (`sameCarOverlap`, `sameCarSize`) are joined into the main box.
  * 1. Pixels inside another car's box but outside the main box (grown by `othersMargin`) and pixels further
  *    than `reach` outside the main box are cleared; above the roof line (the box's top), so is every part
  *    that runs on up to the edge of `reach`: a pole, a sign, a tree or a car behind the roof rises past
@@ -137,11 +152,12 @@ export interface MainSubjectResult {
  */
 export function keepMainSubject(
   matte: Matte,
-  main: Box,
-  others: readonly Box[],
+  mainBox: Box,
+  otherBoxes: readonly Box[],
   options: MainSubjectOptions = {},
 ): MainSubjectResult {
   const { width, height, alpha } = matte;
+  const { main, others } = joinSameCar(mainBox, otherBoxes, options);
   const { touchMargin = 0.04, othersMargin = 0.12, reach = 0.2 } = options;
   const { roofClearance = 0.08 } = options;
   const { minPartShare = 0.02, maxHoleShare = 0.01, maxLowHoleShare = 0.05 } = options;
@@ -172,7 +188,6 @@ export function keepMainSubject(
   clear(0, limit.y, limit.x, limit.y + limit.h, null);
   clear(limit.x + limit.w, limit.y, width, limit.y + limit.h, null);
   for (const other of others) {
-    if (other === main) continue;
     clear(
       Math.floor(other.x),
       Math.floor(other.y),
@@ -211,6 +226,27 @@ export function keepMainSubject(
   const detached = minPartShare > 0 ? clearSmallParts(matte, minPartShare) : 0;
   const holes = fillHoles(matte, maxHoleShare, maxLowHoleShare, main.y + main.h / 2);
   return { otherObjects, islands, halo, detached, holes, applied: true };
+}
+
+/** The main box joined with the boxes that are the same car (`sameCarOverlap`), and the boxes left. */
+export function joinSameCar(
+  main: Box,
+  others: readonly Box[],
+  options: Pick<MainSubjectOptions, 'sameCarOverlap' | 'sameCarSize'> = {},
+): { main: Box; others: Box[] } {
+  const { sameCarOverlap = 0.5, sameCarSize = 0.25 } = options;
+  const area = (b: Box) => b.w * b.h;
+  const same = (b: Box) => {
+    if (b === main || area(b) < sameCarSize * area(main)) return false;
+    const across = overlapAcross(b, main);
+    const down = overlapDown(b, main);
+    return across > 0 && down > 0 && across * down >= sameCarOverlap * area(b);
+  };
+  const twice = others.filter(same);
+  return {
+    main: twice.length > 0 ? unionBox([main, ...twice]) : main,
+    others: others.filter((b) => b !== main && !twice.includes(b)),
+  };
 }
 
 /**
