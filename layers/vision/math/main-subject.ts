@@ -114,6 +114,17 @@ export interface MainSubjectOptions {
    * the upscaled ramp of ISNet's 1024-pixel output.
    */
   readonly haloRadius?: number | null;
+  /**
+   * Where another vehicle's box overlaps the main box, ISNet's alpha from which a pixel is sure. A car
+   * seen behind the main one (over its boot or bonnet) comes out of ISNet as a thick band it is unsure of,
+   * the main car's body as sure, with a ramp a few pixels wide at its edge.
+   */
+  readonly sureLevel?: number;
+  /**
+   * There, pixels under `sureLevel` further than this from every sure pixel are cleared: the other car,
+   * not the main car's edge. Null: twice `haloRadius` (6 pixels at ISNet's 1024).
+   */
+  readonly unsureReach?: number | null;
 }
 
 export interface MainSubjectResult {
@@ -142,6 +153,8 @@ export interface MainSubjectResult {
  *    that runs on up to the edge of `reach`: a pole, a sign, a tree or a car behind the roof rises past
  *    it, an antenna or a roof box ends below it (when that edge is the image's top, only where the box
  *    stands `roofClearance` below it: else the roof itself may be cut by the frame).
+ *    Where another vehicle's box overlaps the main box, what ISNet is unsure of beyond `unsureReach` of what
+ *    it is sure of is cleared too (`sureLevel`): a car behind, seen over the boot or the bonnet.
  * 2. Of the foreground (alpha >= FOREGROUND), only the 8-connected components touching the grown main box
  *    stay: the body with its wheels, mirrors and antennas, which are joined to it or adjacent to its box.
  * 3. Soft pixels stay only within `haloRadius` of what stayed: the anti-aliased edge, not a haze or a ghost.
@@ -162,6 +175,8 @@ export function keepMainSubject(
   const { roofClearance = 0.08 } = options;
   const { minPartShare = 0.02, maxHoleShare = 0.01, maxLowHoleShare = 0.05 } = options;
   const haloRadius = options.haloRadius ?? Math.max(2, Math.round((3 * Math.max(width, height)) / 1024));
+  const { sureLevel = 240 } = options;
+  const unsureReach = options.unsureReach ?? 2 * haloRadius;
   const size = { width, height };
   const touch = expandBox(main, touchMargin, size);
   const limit = expandBox(main, reach, size);
@@ -201,6 +216,7 @@ export function keepMainSubject(
   // unless the box stands clear of that edge.
   if (limit.y > 0 || main.y >= roofClearance * main.h)
     otherObjects += clearRisingParts(matte, limit.y, Math.floor(main.y));
+  otherObjects += clearUnsureBehind(matte, main, others, sureLevel, unsureReach);
   const kept = floodFromBox(matte, touch);
   let islands = 0;
   for (let i = 0; i < alpha.length; i++) {
@@ -247,6 +263,45 @@ export function joinSameCar(
     main: twice.length > 0 ? unionBox([main, ...twice]) : main,
     others: others.filter((b) => b !== main && !twice.includes(b)),
   };
+}
+
+/**
+ * Inside the main box where another vehicle's box overlaps it, the pixels under `sure` further than `reach`
+ * from every sure pixel: the boundary between two cars from ISNet's own confidence, where a box cannot
+ * draw it. Only inside the main box: a mirror just outside it, under a neighbour's box, is often unsure too.
+ */
+function clearUnsureBehind(
+  matte: Matte,
+  main: Box,
+  others: readonly Box[],
+  sure: number,
+  reach: number,
+): number {
+  const { width, height, alpha } = matte;
+  const overlaps = others.flatMap((o) => {
+    const x0 = Math.max(0, Math.floor(Math.max(o.x, main.x)));
+    const y0 = Math.max(0, Math.floor(Math.max(o.y, main.y)));
+    const x1 = Math.min(width, Math.ceil(Math.min(o.x + o.w, main.x + main.w)));
+    const y1 = Math.min(height, Math.ceil(Math.min(o.y + o.h, main.y + main.h)));
+    return x1 > x0 && y1 > y0 ? [{ x0, y0, x1, y1 }] : [];
+  });
+  if (overlaps.length === 0) return 0;
+  // Chamfer distance (3-4 weights, saturating at 255) from the sure pixels.
+  const distance = new Uint8Array(alpha.length);
+  for (let i = 0; i < alpha.length; i++) distance[i] = alpha[i]! >= sure ? 0 : 255;
+  chamfer(distance, width, height);
+  let cleared = 0;
+  for (const { x0, y0, x1, y1 } of overlaps) {
+    for (let y = y0; y < y1; y++) {
+      for (let i = y * width + x0; i < y * width + x1; i++) {
+        if (alpha[i] !== 0 && distance[i]! > 3 * reach) {
+          alpha[i] = 0;
+          cleared++;
+        }
+      }
+    }
+  }
+  return cleared;
 }
 
 /**

@@ -97,6 +97,28 @@ describe('keepMainSubject', () => {
     expect(at(joined, 220, 28)).toBe(255); // joined as the main car, it would have stayed
   });
 
+  it('clears a car behind that the segmenter is unsure of inside the main box, keeps the sure body', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100); // the main car, sure
+    paint(m, 180, 20, 250, 40, 190); // a car behind over the boot, joined to it, unsure
+    paint(m, 40, 38, 260, 40, 150); // the body's own soft edge along the roof
+    const box = { x: 40, y: 18, w: 220, h: 82 }; // NanoDet's main box reaches over it
+    const behind = { x: 175, y: 15, w: 80, h: 30 };
+    keepMainSubject(m, box, [box, behind], { haloRadius: 2 });
+    expect(at(m, 215, 25)).toBe(0); // the car behind
+    expect(at(m, 215, 39)).toBe(150); // the edge of the main car's roof under it
+    expect(at(m, 215, 60)).toBe(255);
+  });
+
+  it('leaves what the segmenter is unsure of where no other vehicle was seen', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100);
+    paint(m, 180, 20, 250, 40, 190);
+    const box = { x: 40, y: 18, w: 220, h: 82 };
+    keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 215, 25)).toBe(190);
+  });
+
   it('drops a disconnected blob and a faint ghost beside the roof, keeps the soft edge', () => {
     const m = blank(200, 120);
     paint(m, 40, 40, 160, 100);
