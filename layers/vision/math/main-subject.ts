@@ -4,9 +4,10 @@
  * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
  */
 import { EQUAL_SIZE_SHARE } from '#core/jobs/job.ts';
-import type { Box, Size } from '#vision/math/geometry.ts';
+import { type Box, overlapAcross, overlapDown, type Size } from '#vision/math/geometry.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 import { chamfer, fillHoles, floodFromBox, hasForeground, inside } from '#vision/math/matte-regions.ts';
+import { unionBox } from '#vision/math/ocr.ts';
 
 /**
  * The main car among vehicle boxes: the largest and most central. sqrt(area) so that a car twice as wide
@@ -51,6 +52,19 @@ export function expandBox(box: Box, share: number, image: Size): Box {
 }
 
 export interface MainSubjectOptions {
+  /**
+   * Another vehicle's box with at least this share of its area inside the main box, and at least
+   * `sameCarSize` of the main box's area, is the main car boxed a second time: NanoDet often boxes a car
+   * the frame cuts twice, each box short of one end, and clearing the other box cut the car's own front or
+   * roof off in a straight line (a judged Audi A6 and a Daewoo Sens). The main box becomes the box around
+   * both. A second car stands beside or behind the main one, so most of its box lies outside the main box.
+   */
+  readonly sameCarOverlap?: number;
+  /**
+   * A box much smaller than the main one inside it is a car further back (seen over the roof or the
+   * bonnet) or a part: it stays another vehicle however much of it lies inside the main box.
+   */
+  readonly sameCarSize?: number;
   /**
    * Share of the main box's size by which it is grown before deciding what touches it: NanoDet's box is
    * often a few pixels inside the mirrors, the bumper's corners or the tyres.
@@ -100,6 +114,17 @@ export interface MainSubjectOptions {
    * the upscaled ramp of ISNet's 1024-pixel output.
    */
   readonly haloRadius?: number | null;
+  /**
+   * Where another vehicle's box overlaps the main box, ISNet's alpha from which a pixel is sure. A car
+   * seen behind the main one (over its boot or bonnet) comes out of ISNet as a thick band it is unsure of,
+   * the main car's body as sure, with a ramp a few pixels wide at its edge.
+   */
+  readonly sureLevel?: number;
+  /**
+   * There, pixels under `sureLevel` further than this from every sure pixel are cleared: the other car,
+   * not the main car's edge. Null: twice `haloRadius` (6 pixels at ISNet's 1024).
+   */
+  readonly unsureReach?: number | null;
 }
 
 export interface MainSubjectResult {
@@ -122,11 +147,14 @@ export interface MainSubjectResult {
 
 /**
  * Reduces `matte` in place to the main car:
+ * 0. The boxes of the main car boxed twice (`sameCarOverlap`, `sameCarSize`) are joined into the main box.
  * 1. Pixels inside another car's box but outside the main box (grown by `othersMargin`) and pixels further
  *    than `reach` outside the main box are cleared; above the roof line (the box's top), so is every part
  *    that runs on up to the edge of `reach`: a pole, a sign, a tree or a car behind the roof rises past
  *    it, an antenna or a roof box ends below it (when that edge is the image's top, only where the box
  *    stands `roofClearance` below it: else the roof itself may be cut by the frame).
+ *    Where another vehicle's box overlaps the main box, what ISNet is unsure of beyond `unsureReach` of what
+ *    it is sure of is cleared too (`sureLevel`): a car behind, seen over the boot or the bonnet.
  * 2. Of the foreground (alpha >= FOREGROUND), only the 8-connected components touching the grown main box
  *    stay: the body with its wheels, mirrors and antennas, which are joined to it or adjacent to its box.
  * 3. Soft pixels stay only within `haloRadius` of what stayed: the anti-aliased edge, not a haze or a ghost.
@@ -137,15 +165,18 @@ export interface MainSubjectResult {
  */
 export function keepMainSubject(
   matte: Matte,
-  main: Box,
-  others: readonly Box[],
+  mainBox: Box,
+  otherBoxes: readonly Box[],
   options: MainSubjectOptions = {},
 ): MainSubjectResult {
   const { width, height, alpha } = matte;
+  const { main, others } = joinSameCar(mainBox, otherBoxes, options);
   const { touchMargin = 0.04, othersMargin = 0.12, reach = 0.2 } = options;
   const { roofClearance = 0.08 } = options;
   const { minPartShare = 0.02, maxHoleShare = 0.01, maxLowHoleShare = 0.05 } = options;
   const haloRadius = options.haloRadius ?? Math.max(2, Math.round((3 * Math.max(width, height)) / 1024));
+  const { sureLevel = 240 } = options;
+  const unsureReach = options.unsureReach ?? 2 * haloRadius;
   const size = { width, height };
   const touch = expandBox(main, touchMargin, size);
   const limit = expandBox(main, reach, size);
@@ -172,7 +203,6 @@ export function keepMainSubject(
   clear(0, limit.y, limit.x, limit.y + limit.h, null);
   clear(limit.x + limit.w, limit.y, width, limit.y + limit.h, null);
   for (const other of others) {
-    if (other === main) continue;
     clear(
       Math.floor(other.x),
       Math.floor(other.y),
@@ -186,6 +216,7 @@ export function keepMainSubject(
   // unless the box stands clear of that edge.
   if (limit.y > 0 || main.y >= roofClearance * main.h)
     otherObjects += clearRisingParts(matte, limit.y, Math.floor(main.y));
+  otherObjects += clearUnsureBehind(matte, main, others, sureLevel, unsureReach);
   const kept = floodFromBox(matte, touch);
   let islands = 0;
   for (let i = 0; i < alpha.length; i++) {
@@ -211,6 +242,66 @@ export function keepMainSubject(
   const detached = minPartShare > 0 ? clearSmallParts(matte, minPartShare) : 0;
   const holes = fillHoles(matte, maxHoleShare, maxLowHoleShare, main.y + main.h / 2);
   return { otherObjects, islands, halo, detached, holes, applied: true };
+}
+
+/** The main box joined with the boxes that are the same car (`sameCarOverlap`), and the boxes left. */
+export function joinSameCar(
+  main: Box,
+  others: readonly Box[],
+  options: Pick<MainSubjectOptions, 'sameCarOverlap' | 'sameCarSize'> = {},
+): { main: Box; others: Box[] } {
+  const { sameCarOverlap = 0.5, sameCarSize = 0.25 } = options;
+  const area = (b: Box) => b.w * b.h;
+  const same = (b: Box) => {
+    if (b === main || area(b) < sameCarSize * area(main)) return false;
+    const across = overlapAcross(b, main);
+    const down = overlapDown(b, main);
+    return across > 0 && down > 0 && across * down >= sameCarOverlap * area(b);
+  };
+  const twice = others.filter(same);
+  return {
+    main: twice.length > 0 ? unionBox([main, ...twice]) : main,
+    others: others.filter((b) => b !== main && !twice.includes(b)),
+  };
+}
+
+/**
+ * Inside the main box where another vehicle's box overlaps it, the pixels under `sure` further than `reach`
+ * from every sure pixel: the boundary between two cars from ISNet's own confidence, where a box cannot
+ * draw it. Only inside the main box: a mirror just outside it, under a neighbour's box, is often unsure too.
+ */
+function clearUnsureBehind(
+  matte: Matte,
+  main: Box,
+  others: readonly Box[],
+  sure: number,
+  reach: number,
+): number {
+  const { width, height, alpha } = matte;
+  const overlaps = others.flatMap((o) => {
+    const x0 = Math.max(0, Math.floor(Math.max(o.x, main.x)));
+    const y0 = Math.max(0, Math.floor(Math.max(o.y, main.y)));
+    const x1 = Math.min(width, Math.ceil(Math.min(o.x + o.w, main.x + main.w)));
+    const y1 = Math.min(height, Math.ceil(Math.min(o.y + o.h, main.y + main.h)));
+    return x1 > x0 && y1 > y0 ? [{ x0, y0, x1, y1 }] : [];
+  });
+  if (overlaps.length === 0) return 0;
+  // Chamfer distance (3-4 weights, saturating at 255) from the sure pixels.
+  const distance = new Uint8Array(alpha.length);
+  for (let i = 0; i < alpha.length; i++) distance[i] = alpha[i]! >= sure ? 0 : 255;
+  chamfer(distance, width, height);
+  let cleared = 0;
+  for (const { x0, y0, x1, y1 } of overlaps) {
+    for (let y = y0; y < y1; y++) {
+      for (let i = y * width + x0; i < y * width + x1; i++) {
+        if (alpha[i] !== 0 && distance[i]! > 3 * reach) {
+          alpha[i] = 0;
+          cleared++;
+        }
+      }
+    }
+  }
+  return cleared;
 }
 
 /**

@@ -60,6 +60,65 @@ describe('keepMainSubject', () => {
     expect(at(m, 280, 50)).toBe(0); // the car behind itself
   });
 
+  it('keeps the front of a car NanoDet boxed twice, each box short of one end', () => {
+    const m = blank(300, 120);
+    paint(m, 0, 30, 300, 100); // a car the frame cuts on both sides
+    const rear = { x: 0, y: 28, w: 200, h: 74 };
+    const front = { x: 90, y: 35, w: 210, h: 62 }; // 52% of it inside the rear box
+    keepMainSubject(m, rear, [rear, front]);
+    expect(at(m, 290, 60)).toBe(255); // the front, which clearing `front` as another car cut off
+    expect(at(m, 10, 60)).toBe(255);
+  });
+
+  it('still clears a car behind whose box lies mostly beside the main one', () => {
+    const m = blank(300, 120);
+    paint(m, 20, 40, 200, 100);
+    paint(m, 190, 30, 300, 90); // joined to the main car where they overlap
+    const box = { x: 20, y: 40, w: 180, h: 60 };
+    keepMainSubject(m, box, [box, { x: 150, y: 28, w: 150, h: 64 }]); // a third of it inside
+    expect(at(m, 280, 50)).toBe(0);
+    expect(at(m, 100, 70)).toBe(255);
+  });
+
+  it('still treats a small car further back, half inside the main box, as another car', () => {
+    const scene = () => {
+      const m = blank(300, 120);
+      paint(m, 40, 40, 260, 100); // the main car
+      paint(m, 200, 26, 240, 42); // a car behind, seen over the roof
+      return m;
+    };
+    const box = { x: 40, y: 40, w: 220, h: 60 };
+    const behind = { x: 200, y: 26, w: 40, h: 28 }; // half of it inside the main box
+    const m = scene();
+    keepMainSubject(m, box, [box, behind]);
+    expect(at(m, 220, 28)).toBe(0); // its part outside the main box's margin is cleared
+    const joined = scene();
+    keepMainSubject(joined, box, [box, behind], { sameCarSize: 0 });
+    expect(at(joined, 220, 28)).toBe(255); // joined as the main car, it would have stayed
+  });
+
+  it('clears a car behind that the segmenter is unsure of inside the main box, keeps the sure body', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100); // the main car, sure
+    paint(m, 180, 20, 250, 40, 190); // a car behind over the boot, joined to it, unsure
+    paint(m, 40, 38, 260, 40, 150); // the body's own soft edge along the roof
+    const box = { x: 40, y: 18, w: 220, h: 82 }; // NanoDet's main box reaches over it
+    const behind = { x: 175, y: 15, w: 80, h: 30 };
+    keepMainSubject(m, box, [box, behind], { haloRadius: 2 });
+    expect(at(m, 215, 25)).toBe(0); // the car behind
+    expect(at(m, 215, 39)).toBe(150); // the edge of the main car's roof under it
+    expect(at(m, 215, 60)).toBe(255);
+  });
+
+  it('leaves what the segmenter is unsure of where no other vehicle was seen', () => {
+    const m = blank(300, 120);
+    paint(m, 40, 40, 260, 100);
+    paint(m, 180, 20, 250, 40, 190);
+    const box = { x: 40, y: 18, w: 220, h: 82 };
+    keepMainSubject(m, box, [box], { haloRadius: 2 });
+    expect(at(m, 215, 25)).toBe(190);
+  });
+
   it('drops a disconnected blob and a faint ghost beside the roof, keeps the soft edge', () => {
     const m = blank(200, 120);
     paint(m, 40, 40, 160, 100);
