@@ -245,7 +245,7 @@ export function keepMainSubject(
 }
 
 /** The main box joined with the boxes that are the same car (`sameCarOverlap`), and the boxes left. */
-export function joinSameCar(
+function joinSameCar(
   main: Box,
   others: readonly Box[],
   options: Pick<MainSubjectOptions, 'sameCarOverlap' | 'sameCarSize'> = {},
