@@ -19,6 +19,7 @@ import {
   quadBoundingBox,
   type Size,
   scaleQuad,
+  unionBox,
 } from '#vision/math/geometry.ts';
 import {
   decodeLpdYunet,
@@ -26,13 +27,7 @@ import {
   lpdInputSize,
   lpdPriors,
 } from '#vision/math/lpd-yunet.ts';
-import {
-  PLATE_TEXT_DEFAULTS,
-  plateLineGroups,
-  plateText,
-  type TextRegion,
-  unionBox,
-} from '#vision/math/ocr.ts';
+import { PLATE_TEXT_DEFAULTS, plateLineGroups, plateText, type TextRegion } from '#vision/math/ocr.ts';
 import {
   confirmed,
   LINE_SEARCH_MAX_SIDE,

@@ -4,10 +4,9 @@
  * publishes the one car. Pure functions over 8-bit mattes; the car boxes come from NanoDet.
  */
 import { EQUAL_SIZE_SHARE } from '#core/jobs/job.ts';
-import { type Box, overlapAcross, overlapDown, type Size } from '#vision/math/geometry.ts';
+import { type Box, overlapAcross, overlapDown, type Size, unionBox } from '#vision/math/geometry.ts';
 import { FOREGROUND, labelComponents, type Matte } from '#vision/math/matte.ts';
 import { chamfer, fillHoles, floodFromBox, hasForeground, inside } from '#vision/math/matte-regions.ts';
-import { unionBox } from '#vision/math/ocr.ts';
 
 /**
  * The main car among vehicle boxes: the largest and most central. sqrt(area) so that a car twice as wide

@@ -288,12 +288,3 @@ export function plateLineGroups(regions: readonly TextRegion[]): TextRegion[][] 
   }
   return groups;
 }
-
-/** The box around boxes. */
-export function unionBox(boxes: readonly Box[]): Box {
-  const x0 = Math.min(...boxes.map((b) => b.x));
-  const y0 = Math.min(...boxes.map((b) => b.y));
-  const x1 = Math.max(...boxes.map((b) => b.x + b.w));
-  const y1 = Math.max(...boxes.map((b) => b.y + b.h));
-  return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
-}

@@ -6,8 +6,16 @@
  * as it is and once mirrored. A plate scores well in all three looks; a sign or a sticker seldom does in
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
-import { type Box, boxIoU, overlapAcross, overlapDown, type Quad, type Size } from '#vision/math/geometry.ts';
-import { PLATE_TEXT_DEFAULTS, type Reading, unionBox } from '#vision/math/ocr.ts';
+import {
+  type Box,
+  boxIoU,
+  overlapAcross,
+  overlapDown,
+  type Quad,
+  type Size,
+  unionBox,
+} from '#vision/math/geometry.ts';
+import { PLATE_TEXT_DEFAULTS, type Reading } from '#vision/math/ocr.ts';
 
 /** Proposals below this whole-photo score are not looked at: no labelled plate of the eval scored under it. */
 export const PROPOSAL_FLOOR = 0.05;
