@@ -5,6 +5,7 @@ import {
   StartExecutionCommand,
 } from '@aws-sdk/client-sfn';
 import type { Config } from '#config';
+import { FOLLOW_UP_SUFFIX, jobRunName } from '#core/jobs/ids.ts';
 import type { ArchiveWorkflow, FollowUpStarter, WorkflowStarter } from '#core/ports.ts';
 import { clientSettings } from './client-settings.ts';
 
@@ -18,7 +19,7 @@ export function sfnWorkflow(client: SFNClient, stateMachineArn: string): Workflo
       await client.send(
         new StartExecutionCommand({
           stateMachineArn,
-          name: `${jobId}-${attempt}`,
+          name: jobRunName(jobId, attempt),
           input: JSON.stringify({ jobId }),
         }),
       );
@@ -30,19 +31,12 @@ export function sfnWorkflow(client: SFNClient, stateMachineArn: string): Workflo
 export function sfnFollowUps(client: SFNClient, stateMachineArn: string): FollowUpStarter {
   return {
     async deliver(jobId, attempt) {
-      const execution = `${jobId}-${attempt}`;
-      try {
-        await client.send(
-          new StartExecutionCommand({
-            stateMachineArn,
-            // The name the run's own hand-over uses (lib/constructs/job-workflow.ts).
-            name: `${execution}-follow-up`,
-            input: JSON.stringify({ jobId, execution }),
-          }),
-        );
-      } catch (error) {
-        if (!(error instanceof ExecutionAlreadyExists)) throw error;
-      }
+      const execution = jobRunName(jobId, attempt);
+      // The name the run's own hand-over uses (lib/constructs/job-workflow.ts): a taken one is left as it is.
+      await startUnlessTaken(client, stateMachineArn, `${execution}${FOLLOW_UP_SUFFIX}`, {
+        jobId,
+        execution,
+      });
     },
   };
 }
@@ -51,12 +45,7 @@ export function sfnFollowUps(client: SFNClient, stateMachineArn: string): Follow
 export function sfnArchiveWorkflow(client: SFNClient, stateMachineArn: string): ArchiveWorkflow {
   return {
     async start(name, task) {
-      try {
-        await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(task) }));
-        return 'running';
-      } catch (error) {
-        if (!(error instanceof ExecutionAlreadyExists)) throw error;
-      }
+      if (await startUnlessTaken(client, stateMachineArn, name, task)) return 'running';
       const executionArn = `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
       const { status } = await client.send(new DescribeExecutionCommand({ executionArn }));
       return status === 'RUNNING' || status === 'PENDING_REDRIVE'
@@ -66,4 +55,20 @@ export function sfnArchiveWorkflow(client: SFNClient, stateMachineArn: string): 
           : 'failed';
     },
   };
+}
+
+/** Start a Standard execution named `name`; false when that name is taken (a Standard name is unique). */
+async function startUnlessTaken(
+  client: SFNClient,
+  stateMachineArn: string,
+  name: string,
+  input: unknown,
+): Promise<boolean> {
+  try {
+    await client.send(new StartExecutionCommand({ stateMachineArn, name, input: JSON.stringify(input) }));
+    return true;
+  } catch (error) {
+    if (error instanceof ExecutionAlreadyExists) return false;
+    throw error;
+  }
 }

@@ -4,6 +4,7 @@ import type * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { FOLLOW_UP_SUFFIX } from '../../layers/core/jobs/ids.ts';
 import { telemetry } from '../../layers/core/telemetry-names.ts';
 import { expressThrottleRetry, lastResortSettlement, webhookRetry, workflow } from '../config.ts';
 import { acknowledge } from './acknowledge.ts';
@@ -244,7 +245,7 @@ export class JobWorkflow extends Construct {
         stateMachine: this.followUps,
         integrationPattern: sfn.IntegrationPattern.REQUEST_RESPONSE,
         // One follow-up per job run, however often the run itself is repeated.
-        name: sfn.JsonPath.format('{}-follow-up', sfn.JsonPath.stringAt('$$.Execution.Name')),
+        name: sfn.JsonPath.format(`{}${FOLLOW_UP_SUFFIX}`, sfn.JsonPath.stringAt('$$.Execution.Name')),
         input: sfn.TaskInput.fromObject({
           jobId: sfn.JsonPath.stringAt('$.jobId'),
           execution: sfn.JsonPath.stringAt('$$.Execution.Name'),

@@ -19,6 +19,15 @@ export const RESULT_NAME_PATTERN = /^[a-z_]+\.(jpg|png|webp)$/;
 export const newJobId = (): string => `job_${randomToken(24)}`;
 
 /**
+ * A job's run is named after its attempt: every run of one attempt (Express repeats runs) has this name, and
+ * the webhook's delivery and event ids are made from it.
+ */
+export const jobRunName = (jobId: string, attempt: number): string => `${jobId}-${attempt}`;
+
+/** A run's Standard follow-up is named after the run (`{run}` + this), so one run starts at most one. */
+export const FOLLOW_UP_SUFFIX = '-follow-up';
+
+/**
  * Listing cursor: milliseconds × 1000 plus a random tiebreak keeps creation order and stays below
  * 2^53, so it survives JSON as the int64 the spec promises.
  */

@@ -88,17 +88,22 @@ async function sweepJob(deps: SweepDeps, job: Job, now: number): Promise<'restar
       await deps.workflow.start(job.id, attempt);
       return 'restarted';
     }
-    return (await failStuck(deps, job.id, 'queued')) ? 'failed' : null;
+    return (await failStuck(deps, job.id, 'queued', attempt)) ? 'failed' : null;
   }
   if (job.status === 'processing') {
     if (now - Date.parse(job.startedAt ?? job.createdAt) < DEADLINES.processingMs) return null;
-    return (await failStuck(deps, job.id, 'processing')) ? 'failed' : null;
+    return (await failStuck(deps, job.id, 'processing', attempt)) ? 'failed' : null;
   }
   return null;
 }
 
 /** Fail the job if it is still where the sweeper found it; true when this call made the move. */
-async function failStuck(deps: SweepDeps, jobId: string, status: 'queued' | 'processing'): Promise<boolean> {
+async function failStuck(
+  deps: SweepDeps,
+  jobId: string,
+  status: 'queued' | 'processing',
+  attempt: number,
+): Promise<boolean> {
   let moved = false;
   const job = await updateJob(deps, jobId, (current) => {
     // Decided again on every re-read: only the write that lands counts as this sweeper's move.
@@ -111,7 +116,7 @@ async function failStuck(deps: SweepDeps, jobId: string, status: 'queued' | 'pro
   });
   if (!moved) return false;
   if (job.batch) await advanceBatch(deps, job.batch.id, { settled: job });
-  await deps.followUps.deliver(job.id, job.retries + 1);
+  await deps.followUps.deliver(job.id, attempt);
   return true;
 }
 
