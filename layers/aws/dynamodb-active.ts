@@ -30,8 +30,8 @@ export function dynamodbActiveWork(client: DynamoDBClient, table: string): Activ
         }),
       );
       for (const item of page.Items ?? []) {
-        const record = doc<T & { status: string }>(item as Item);
-        if (record && isActive(kind, record.status)) found.push(record);
+        const record = doc<T & { status: string; followUpDue?: number }>(item as Item);
+        if (record && isActive(kind, record)) found.push(record);
       }
       start = page.LastEvaluatedKey;
     } while (start);

@@ -13,6 +13,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type BackoffPolicy, backoffDelayMs, TRANSACTION_CONFLICT_BACKOFF } from '#core/backoff.ts';
 import { TransientError } from '#core/errors.ts';
+import { sweeperWatches } from '#core/jobs/job.ts';
 import { TABLE_INDEXES } from '#core/storage-layout.ts';
 
 /** Single-table key layout. Documents are stored as JSON next to the few attributes that are indexed or updated in place. */
@@ -39,15 +40,13 @@ export const seqSortKey = (seq: number): string => seq.toString().padStart(20, '
 
 export type Item = Record<string, AttributeValue>;
 
-/** The statuses in which a job or a batch is not yet at its end, and so is watched by the sweeper. */
-const ACTIVE_STATUSES = {
-  JOB: ['queued', 'processing'],
-  BATCH: ['unpacking', 'processing'],
-} as const satisfies Record<string, readonly string[]>;
-export type ActiveKind = keyof typeof ACTIVE_STATUSES;
+export type ActiveKind = 'JOB' | 'BATCH';
 
-export const isActive = (kind: ActiveKind, status: string): boolean =>
-  (ACTIVE_STATUSES[kind] as readonly string[]).includes(status);
+/** Whether a job or a batch is watched by the sweeper, and so listed in the sparse `active` index. */
+export function isActive(kind: ActiveKind, record: { status: string; followUpDue?: number }): boolean {
+  if (kind === 'JOB') return sweeperWatches(record);
+  return record.status === 'unpacking' || record.status === 'processing';
+}
 
 /** The shard of the `active` index a record lives in: a stable hash of its id. */
 export function activeShard(id: string): number {
@@ -64,9 +63,9 @@ export const activePartition = (kind: ActiveKind, shard: number): string => `ACT
  */
 export function activeWorkKeys(
   kind: ActiveKind,
-  record: { id: string; status: string; createdAt: string },
+  record: { id: string; status: string; createdAt: string; followUpDue?: number },
 ): Item {
-  if (!isActive(kind, record.status)) return {};
+  if (!isActive(kind, record)) return {};
   const { partitionKey, sortKey } = TABLE_INDEXES.active;
   return {
     [partitionKey]: { S: activePartition(kind, activeShard(record.id)) },

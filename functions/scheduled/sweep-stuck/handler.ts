@@ -16,6 +16,7 @@ export const handler = middy<unknown, SweepReport>()
     const moved =
       report.restarted.length +
       report.failed.length +
+      report.handedOver.length +
       report.batchesAdvanced.length +
       report.batchesFailed.length;
     // The StuckWork alarm counts these lines by their message (lib/constructs/monitoring.ts).

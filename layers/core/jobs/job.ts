@@ -205,4 +205,13 @@ export interface Job {
   version: number;
   /** Set on the job of a batch item: which batch, which of its items. */
   batch?: { id: string; item: number };
+  /**
+   * The attempt whose follow-up (its `job.failed` webhook and event) the sweeper still owes: written with the
+   * sweeper's failure, removed once the follow-up is started, so a start that failed is tried at the next sweep.
+   */
+  followUpDue?: number;
 }
+
+/** Whether the sweeper still has something to do for the job: move it on, or hand its end to a follow-up. */
+export const sweeperWatches = (job: { status: string; followUpDue?: number }): boolean =>
+  job.status === 'queued' || job.status === 'processing' || job.followUpDue !== undefined;

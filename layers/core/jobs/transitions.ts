@@ -92,5 +92,7 @@ export function retryJob(job: Job): Job {
     output: null,
     error: null,
     retries: job.retries + 1,
+    // The owner moved on to a new attempt, whose own run delivers its end.
+    followUpDue: undefined,
   };
 }

@@ -44,6 +44,8 @@ export const STUCK_ERROR: JobError = {
 export interface SweepReport {
   restarted: string[];
   failed: string[];
+  /** Jobs failed by an earlier sweep whose follow-up could not be started then, started now. */
+  handedOver: string[];
   batchesAdvanced: string[];
   batchesFailed: string[];
 }
@@ -58,18 +60,26 @@ export interface SweepReport {
  * 2. A job processing past the workflow's bound is failed with `error.code` 500 and its reservation
  *    released, in one versioned write; a batch item's batch is told, as settlement would.
  *    A job failed here (1 or 2) is handed to its run's follow-up, which delivers its `job.failed` webhook and
- *    event as the run would have: a receiver is never left waiting on a job that ended.
+ *    event as the run would have: a receiver is never left waiting on a job that ended. The failure's write
+ *    marks the follow-up as owed (`followUpDue`) until it is started, so a start that fails is tried again.
  * 3. A batch unpacking past its deadline gets its unpacking started again, or failed when that
  *    execution has ended; a processing batch that has been quiet is advanced (its ended items recorded,
  *    its waiting items started).
  */
 export async function sweepStuck(deps: SweepDeps): Promise<SweepReport> {
-  const report: SweepReport = { restarted: [], failed: [], batchesAdvanced: [], batchesFailed: [] };
+  const report: SweepReport = {
+    restarted: [],
+    failed: [],
+    handedOver: [],
+    batchesAdvanced: [],
+    batchesFailed: [],
+  };
   const now = deps.clock.now().getTime();
   for (const job of await deps.active.activeJobs()) {
     const outcome = await sweepJob(deps, job, now);
     if (outcome === 'restarted') report.restarted.push(job.id);
     if (outcome === 'failed') report.failed.push(job.id);
+    if (outcome === 'handed-over') report.handedOver.push(job.id);
   }
   for (const batch of await deps.active.activeBatches()) {
     const outcome = await sweepBatch(deps, batch, now);
@@ -79,7 +89,15 @@ export async function sweepStuck(deps: SweepDeps): Promise<SweepReport> {
   return report;
 }
 
-async function sweepJob(deps: SweepDeps, job: Job, now: number): Promise<'restarted' | 'failed' | null> {
+async function sweepJob(
+  deps: SweepDeps,
+  job: Job,
+  now: number,
+): Promise<'restarted' | 'failed' | 'handed-over' | null> {
+  if (job.status === 'failed' && job.followUpDue !== undefined) {
+    await handOver(deps, job.id, job.followUpDue);
+    return 'handed-over';
+  }
   const attempt = job.retries + 1;
   if (job.status === 'queued') {
     const queued = now - Date.parse(job.createdAt);
@@ -110,14 +128,28 @@ async function failStuck(
     moved = current.status === status;
     if (!moved) return null;
     return {
-      after: failJob(current, STUCK_ERROR, deps.clock.now().toISOString()),
+      // Owed until the follow-up is started: a start that fails now is tried again by the next sweep.
+      after: { ...failJob(current, STUCK_ERROR, deps.clock.now().toISOString()), followUpDue: attempt },
       movement: settlementOf(current, 'release'),
     };
   });
   if (!moved) return false;
   if (job.batch) await advanceBatch(deps, job.batch.id, { settled: job });
-  await deps.followUps.deliver(job.id, attempt);
+  await handOver(deps, job.id, attempt);
   return true;
+}
+
+/**
+ * Start the attempt's follow-up, then record that it is no longer owed. Two sweepers may both start it: the
+ * follow-up is named after the run, so the second start is refused and leaves the first as it is.
+ */
+async function handOver(deps: SweepDeps, jobId: string, attempt: number): Promise<void> {
+  await deps.followUps.deliver(jobId, attempt);
+  await updateJob(deps, jobId, (current) =>
+    current.followUpDue === attempt
+      ? { after: { ...current, followUpDue: undefined }, movement: null }
+      : null,
+  );
 }
 
 async function sweepBatch(deps: SweepDeps, batch: Batch, now: number): Promise<'advanced' | 'failed' | null> {

@@ -31,7 +31,7 @@ describe('active work from the sparse index', () => {
     await dynamo?.close();
   });
 
-  const write = (id: string, status: JobStatus) =>
+  const write = (id: string, status: JobStatus, owed: Partial<Job> = {}) =>
     client.send(
       new PutItemCommand({
         TableName: TABLE,
@@ -42,6 +42,7 @@ describe('active work from the sparse index', () => {
           status,
           version: 1,
           createdAt: '2026-11-25T00:00:00.000Z',
+          ...owed,
         } as Job),
       }),
     );
@@ -61,5 +62,14 @@ describe('active work from the sparse index', () => {
     await write(ids[1]!, 'cancelled');
     expect((await active.activeJobs()).map((job) => job.id).sort()).toEqual(ids.slice(2).sort());
     expect(await active.activeBatches()).toEqual([]);
+  });
+
+  it('keeps a failed job listed while the sweeper still owes its follow-up', async () => {
+    await write('job_owed', 'failed', { followUpDue: 1 });
+    const active = dynamodbActiveWork(client, TABLE);
+    expect((await active.activeJobs()).map((job) => job.id)).toContain('job_owed');
+
+    await write('job_owed', 'failed');
+    expect((await active.activeJobs()).map((job) => job.id)).not.toContain('job_owed');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Job } from '#core/jobs/job.ts';
+import { type Job, sweeperWatches } from '#core/jobs/job.ts';
 import type { ActiveWork, ArchiveWorkflow } from '#core/ports.ts';
 import { DEADLINES, STUCK_ERROR, sweepStuck } from '#core/use-cases/sweep-stuck.ts';
 import { memoryBatches } from './memory-batches.ts';
@@ -60,12 +60,12 @@ function setup() {
   for (const job of jobs) store.stored.set(job.id, job);
   let now = T0;
   const active: ActiveWork = {
-    activeJobs: async () =>
-      [...store.stored.values()].filter((job) => ['queued', 'processing'].includes(job.status)),
+    activeJobs: async () => [...store.stored.values()].filter(sweeperWatches),
     activeBatches: async () => [],
   };
   const archiveWorkflow: ArchiveWorkflow = { start: async () => 'running' };
   const handedOver: string[] = [];
+  const followUpStarts = { refusals: 0 };
   const deps = {
     ...store,
     clock: { now: () => new Date(now) },
@@ -79,11 +79,12 @@ function setup() {
     archiveWorkflow,
     followUps: {
       async deliver(jobId: string, attempt: number) {
+        if (followUpStarts.refusals-- > 0) throw new Error('Step Functions is unavailable');
         handedOver.push(`${jobId}-${attempt}`);
       },
     },
   };
-  return { deps, store, handedOver, at: (ms: number) => (now = T0 + ms) };
+  return { deps, store, handedOver, followUpStarts, at: (ms: number) => (now = T0 + ms) };
 }
 
 describe('sweepStuck', () => {
@@ -93,6 +94,7 @@ describe('sweepStuck', () => {
     expect(await sweepStuck(t.deps)).toEqual({
       restarted: [],
       failed: [],
+      handedOver: [],
       batchesAdvanced: [],
       batchesFailed: [],
     });
@@ -126,5 +128,27 @@ describe('sweepStuck', () => {
     expect((await sweepStuck(t.deps)).failed).toEqual([]);
     expect(t.handedOver).toHaveLength(2);
     expect(t.store.balances.get('key_1')).toEqual({ available: 10, reserved: 5, usedTotal: 0 });
+  });
+
+  it('tries the follow-up again at the next sweep when its start failed after the job was failed', async () => {
+    const t = setup();
+    t.at(DEADLINES.processingMs + 5000);
+    t.followUpStarts.refusals = 1;
+    await expect(sweepStuck(t.deps)).rejects.toThrow('Step Functions is unavailable');
+    // The failure and the release landed; only the webhook is still owed.
+    expect(t.store.stored.get('job_hung')).toMatchObject({ status: 'failed', followUpDue: 1 });
+    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+    expect(t.handedOver).toEqual([]);
+
+    const next = await sweepStuck(t.deps);
+    expect(next.handedOver).toEqual(['job_hung']);
+    expect(t.handedOver).toContain('job_hung-1');
+    expect(t.store.stored.get('job_hung')!.followUpDue).toBeUndefined();
+    // Released once, by the sweep that failed it.
+    expect(t.store.balances.get('key_1')).toEqual({ available: 5, reserved: 10, usedTotal: 0 });
+
+    const count = t.handedOver.length;
+    expect((await sweepStuck(t.deps)).handedOver).toEqual([]);
+    expect(t.handedOver).toHaveLength(count);
   });
 });
