@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConflictError } from '#core/errors.ts';
-import type { JobStatus } from '#core/jobs/job.ts';
-import { cancelJob, failJob, startJob, succeedJob } from '#core/jobs/transitions.ts';
+import { type JobStatus, sweeperWatches } from '#core/jobs/job.ts';
+import { cancelJob, failJob, retryJob, startJob, succeedJob } from '#core/jobs/transitions.ts';
 import { aJob } from './fixtures.ts';
 
 const NOW = '2026-11-22T08:01:00.000Z';
@@ -44,6 +44,17 @@ describe('job transitions', () => {
     const start = () => startJob(aJob({ status }), NOW);
     if (allowed) expect(start()).toMatchObject({ status: 'processing' });
     else expect(start).toThrow(ConflictError);
+  });
+
+  it('retries a failed job as a fresh attempt, no longer owing the failed attempt a follow-up', () => {
+    const failed = failJob(startJob(aJob(), NOW), { code: 500, message: 'stuck' }, NOW);
+    const retried = retryJob({ ...failed, followUpDue: 1 });
+    expect(retried).toMatchObject({ status: 'queued', retries: 1, error: null });
+    expect(retried.followUpDue).toBeUndefined();
+    // Watched again for its new run, not for the old attempt's webhook.
+    expect(sweeperWatches(retried)).toBe(true);
+    expect(sweeperWatches(failed)).toBe(false);
+    expect(sweeperWatches({ ...failed, followUpDue: 1 })).toBe(true);
   });
 
   it('cannot succeed twice', () => {
