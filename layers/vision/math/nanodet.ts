@@ -236,12 +236,8 @@ export function decodeNanodet(
   return kept.sort((a, b) => b.score - a.score).slice(0, maxDetections);
 }
 
-/**
- * Photos whose long side is at least this are also searched tile by tile (`vehicleTiles`): from here on
- * NanoDet's input shrinks the whole photo three times, and a car ahead in a 1280 px dashcam frame (under
- * a tenth of the width) comes out under 40 px, where it boxes few; a tile shrinks it 1.7 times.
- */
-export const TILE_MIN_SIDE = 1200;
+/** Photos whose long side is at least this are also searched tile by tile (`vehicleTiles`). */
+export const TILE_MIN_SIDE = 1600;
 /**
  * ... unless the whole photo shows a vehicle at least this share of its width wide: a close listing photo,
  * where four more NanoDet runs (and the looks at what they take for vehicles) cost a third of its time, and
