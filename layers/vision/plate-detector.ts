@@ -256,7 +256,7 @@ export async function createPlateDetector(
     };
     const withText: PlateCandidate[] = [];
     for (const c of result) {
-      const unconfirmed = !confirmed(c, { ...rule, textConfirms: 2, textAlone: 2, farText: 2 });
+      const unconfirmed = !confirmed(c, { ...rule, textConfirms: 2, textAlone: 2 });
       withText.push(readAll || unconfirmed ? { ...c, text: await read(textReadBox(c.box, photo)) } : c);
     }
     // Plate-shaped text lines the detector did not propose, looked for only when nothing is confirmed: in

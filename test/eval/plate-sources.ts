@@ -315,31 +315,18 @@ function tallySource(photos: readonly PhotoEvidence[], rule: PlateRule): Tally {
 }
 
 /**
- * The grid every choice is made from: the thresholds, the aspect gate as shipped (two-row plates pass)
- * or at 1.2 as before, and the far rule off, as shipped or a step either way (`FAR_GRID`); the other
- * gates stay as shipped. `>1` turns a text rule off.
+ * The grid every choice is made from: the thresholds, and the aspect gate as shipped (two-row plates
+ * pass) or at 1.2 as before; the other gates stay as shipped. `>1` turns a text rule off.
  */
 function textRuleGrid(): PlateRule[] {
   const rules: PlateRule[] = [];
-  for (const far of FAR_GRID)
-    for (const minAspect of [PLATE_RULE.minAspect, 1.2])
-      for (const threshold of [0.3, 0.35, 0.4, 0.45, 0.5])
-        for (const textConfirms of [0.7, 0.8, 0.9, 0.95, 2])
-          for (const textAlone of [0.8, 0.9, 0.95, 0.98, 2])
-            rules.push({ ...PLATE_RULE, ...far, minAspect, threshold, textConfirms, textAlone });
+  for (const minAspect of [PLATE_RULE.minAspect, 1.2])
+    for (const threshold of [0.3, 0.35, 0.4, 0.45, 0.5])
+      for (const textConfirms of [0.7, 0.8, 0.9, 0.95, 2])
+        for (const textAlone of [0.8, 0.9, 0.95, 0.98, 2])
+          rules.push({ ...PLATE_RULE, minAspect, threshold, textConfirms, textAlone });
   return rules;
 }
-
-/**
- * The far rule's settings the grid tries (`PlateRule.farLooks`, `farText`): the shipped one first (it
- * wins a tie, as the shipped rule does), off, then a step either way of each bar.
- */
-const FAR_GRID: readonly Pick<PlateRule, 'farLooks' | 'farText'>[] = [
-  { farLooks: PLATE_RULE.farLooks, farText: PLATE_RULE.farText },
-  { farLooks: PLATE_RULE.farLooks, farText: 2 },
-  ...[-0.1, 0.1].map((d) => ({ farLooks: PLATE_RULE.farLooks + d, farText: PLATE_RULE.farText })),
-  ...[-0.2, 0.2].map((d) => ({ farLooks: PLATE_RULE.farLooks, farText: PLATE_RULE.farText + d })),
-];
 
 /**
  * The plate-text rules the grid tries besides its thresholds: each of the shipped reading rules on or off
@@ -417,10 +404,10 @@ const pct = (k: number, n: number) => {
 };
 
 const ruleText = ({ rule: r, format }: Choice) =>
-  `t=${r.threshold} aspect>=${r.minAspect} text=${r.textConfirms > 1 ? 'off' : r.textConfirms} alone=${r.textAlone > 1 ? 'off' : r.textAlone} far=${r.farText > 1 ? 'off' : `${r.farLooks}/${r.farText}`} chars=${format.name}`;
+  `t=${r.threshold} aspect>=${r.minAspect} text=${r.textConfirms > 1 ? 'off' : r.textConfirms} alone=${r.textAlone > 1 ? 'off' : r.textAlone} chars=${format.name}`;
 
 /** Leave-one-source-out figures, printed as markdown tables (docs/quality.md takes them as they are). */
-export function reportSources(evidence: readonly PhotoEvidence[]): string {
+function reportSources(evidence: readonly PhotoEvidence[]): string {
   const bySource = new Map<string, PhotoEvidence[]>();
   for (const e of evidence) bySource.set(e.source, [...(bySource.get(e.source) ?? []), e]);
   const lines = [
@@ -428,7 +415,7 @@ export function reportSources(evidence: readonly PhotoEvidence[]): string {
     '|---|---|---|---|---|---|---|---|---|',
   ];
   const misses: Tally['misses'] = [];
-  const textOff = { ...PLATE_RULE, textConfirms: 2, textAlone: 2, farText: 2 };
+  const textOff = { ...PLATE_RULE, textConfirms: 2, textAlone: 2 };
   for (const source of [...PLATE_SOURCES, ...PLATELESS_SOURCES]) {
     const held = bySource.get(source);
     if (!held) continue;

@@ -177,12 +177,6 @@ export interface PlateTextOptions {
    */
   readonly digitLookAlikes?: boolean;
   /**
-   * With `digitLookAlikes`, the look-alikes count without a digit read as such: a plate read enlarged
-   * from a few pixels may lose every digit to them ("B8" read "BB"). Only for far proposals the detector
-   * agrees on (`PlateRule.farText`): on its own it lets words like "POLO" through.
-   */
-  readonly lookAlikesAlone?: boolean;
-  /**
    * A reading with a lower-case letter is not a plate: plates are set in capitals, while a dealer's web
    * address or a model name on a watermark or a badge often is not ("ma4auto.com").
    */
@@ -211,7 +205,6 @@ export const PLATE_TEXT_DEFAULTS: Required<PlateTextOptions> = {
   maxCharacters: 10,
   lettersFrom: 10,
   digitLookAlikes: true,
-  lookAlikesAlone: false,
   capitalsOnly: true,
   refuseDateOrTime: true,
   minLetters: 1,
@@ -242,8 +235,7 @@ export function plateText(reading: Reading, region: Size, options: PlateTextOpti
   const read = [...reading.text].map(normaliseCharacter).filter((c) => !/[\s\-.·•:]/.test(c));
   const characters = read.filter((c) => /[A-Z0-9]/.test(c)).join('');
   const digits = characters.replace(/[^0-9]/g, '').length;
-  const lookAlikes =
-    o.digitLookAlikes && (digits >= 1 || o.lookAlikesAlone) ? characters.replace(/[^IOSGBZ]/g, '').length : 0;
+  const lookAlikes = o.digitLookAlikes && digits >= 1 ? characters.replace(/[^IOSGBZ]/g, '').length : 0;
   const aspect = region.height > 0 ? region.width / region.height : 0;
   const ok =
     characters.length >= o.minCharacters &&

@@ -6,8 +6,6 @@
  * as it is and once mirrored. A plate scores well in all three looks; a sign or a sticker seldom does in
  * all of them. The fill follows the close look's quad, measured at several times the resolution.
  */
-
-import { farConfirmed, READ_ACROSS, READ_DOWN } from '#vision/math/far-plates.ts';
 import {
   type Box,
   boxIoU,
@@ -74,9 +72,12 @@ export const TEXT_SEARCH_MAX_SIDE = 640;
 /** At most this many plate-shaped text lines (best detection score first) are read in that search. */
 export const TEXT_ALONE_LINES = 8;
 
-/** Where text is read on a proposal: its box grown (`READ_ACROSS`, `READ_DOWN`), clipped to the photo. */
+/**
+ * Where text is read on a proposal: its box grown by a tenth of its width and a fifth of its height
+ * (a detector box often clips the first or last character), clipped to the photo.
+ */
 export function textReadBox(box: Box, image: Size): Box {
-  return grownWithin(box, image, READ_ACROSS, READ_DOWN);
+  return grownWithin(box, image, 0.1, 0.2);
 }
 
 /**
@@ -150,9 +151,6 @@ export interface PlateRule {
    * least this; above 1: never. Looked for only when nothing else is filled.
    */
   readonly textAlone: number;
-  /** A far proposal failing both bars above may still be a plate (`farConfirmed`); `farText` > 1: never. */
-  readonly farLooks: number;
-  readonly farText: number;
 }
 
 /**
@@ -169,8 +167,6 @@ export const PLATE_RULE: PlateRule = {
   stackedWithin: 3,
   textConfirms: 0.7,
   textAlone: 0.9,
-  farLooks: 0.3,
-  farText: 0.5,
 };
 
 /** Where the close look at a proposal crops, in source pixels (clipped to the photo by the detector). */
@@ -215,9 +211,7 @@ export function confirmed(candidate: PlateCandidate, rule: PlateRule = PLATE_RUL
   if (plateScore(candidate) >= rule.threshold) return true;
   const text = candidate.text?.score ?? 0;
   const proposed = candidate.scores[0] > 0;
-  return (
-    (text > 0 && text >= (proposed ? rule.textConfirms : rule.textAlone)) || farConfirmed(candidate, rule)
-  );
+  return text > 0 && text >= (proposed ? rule.textConfirms : rule.textAlone);
 }
 
 /** Whether `box` lies in a corner of the image under `rule` (`PlateRule.cornerBand`). */

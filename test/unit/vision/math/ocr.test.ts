@@ -130,17 +130,6 @@ describe('plate-likeness of a read text line', () => {
     expect(plateText({ text: 'AB 1234', confidence: 0.5 }, line).score).toBe(0);
   });
 
-  it('counts look-alikes without a digit read only when asked (a far plate read from a few pixels)', () => {
-    const far = { lookAlikesAlone: true };
-    // Two look-alikes stand for digits: a plate whose every digit came out as a letter.
-    expect(plateText({ text: 'BBIRCY', confidence: 0.95 }, line, far).score).toBeCloseTo(0.95);
-    expect(plateText({ text: 'BBIRCY', confidence: 0.95 }, line).score).toBe(0);
-    // One look-alike is not two digits; lower case, dates and length still refuse.
-    expect(plateText({ text: 'SALE', confidence: 0.95 }, line, far).score).toBe(0);
-    expect(plateText({ text: 'Polo', confidence: 0.95 }, line, far).score).toBe(0);
-    expect(plateText({ text: 'ABCDEFGHIJKOS', confidence: 0.95 }, line, far).score).toBe(0);
-  });
-
   it('refuses a plate-like reading on a region of the wrong shape', () => {
     expect(plateText({ text: 'AB1234', confidence: 0.95 }, { width: 50, height: 50 }).score).toBe(0);
     expect(plateText({ text: 'AB1234', confidence: 0.95 }, { width: 1000, height: 50 }).score).toBe(0);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { farConfirmed, readEnlarged } from '#vision/math/far-plates.ts';
 import type { Box, Quad } from '#vision/math/geometry.ts';
 import {
   isPlate,
@@ -232,43 +231,6 @@ describe('the text signal', () => {
   it('turns off with thresholds above 1', () => {
     const weak = { ...candidate(box, [0.2, 0.1, 0]), text: text(1) };
     expect(isPlate(weak, photo, { ...PLATE_RULE, textConfirms: 1.01, textAlone: 1.01 })).toBe(false);
-  });
-});
-
-describe('the far rule: a small proposal the looks and a coarse reading agree on', () => {
-  // 20 px high: read enlarged from about 28 px to the recogniser's 48.
-  const far = { x: 600, y: 400, w: 70, h: 20 };
-  const reading = (text: string, confidence: number) => ({
-    box: textReadBox(far, photo),
-    characters: text,
-    score: 0,
-    reading: { text, confidence },
-  });
-  // Below the threshold on the three looks (the mirrored one skipped), agreed on by the first two.
-  const agreed = candidate(far, [0.25, 0.5, 0]);
-
-  it('fills a far plate whose digits were all read as look-alike letters', () => {
-    expect(isPlate({ ...agreed, text: reading('BBYO', 0.8) }, photo)).toBe(true);
-    expect(isPlate(agreed, photo)).toBe(false);
-  });
-
-  it('needs both looks to agree, the reading to be sure enough and plate-like, and the box to be small', () => {
-    const text = reading('BBYO', 0.8);
-    expect(farConfirmed({ ...candidate(far, [0.1, 0.5, 0]), text }, PLATE_RULE)).toBe(false);
-    expect(farConfirmed({ ...agreed, text: reading('BBYO', PLATE_RULE.farText - 0.05) }, PLATE_RULE)).toBe(
-      false,
-    );
-    expect(farConfirmed({ ...agreed, text: reading('SALE', 0.95) }, PLATE_RULE)).toBe(false);
-    const near = { ...far, w: 140, h: 40 };
-    expect(readEnlarged(near)).toBe(false);
-    expect(farConfirmed({ ...candidate(near, [0.25, 0.5, 0]), text }, PLATE_RULE)).toBe(false);
-    // A text line the detector never proposed is left to `textAlone`.
-    expect(farConfirmed({ ...candidate(far, [0, 0, 0]), text }, PLATE_RULE)).toBe(false);
-  });
-
-  it('turns off with farText above 1', () => {
-    const text = reading('BBYO', 1);
-    expect(isPlate({ ...agreed, text }, photo, { ...PLATE_RULE, farText: 1.01 })).toBe(false);
   });
 });
 
