@@ -1,4 +1,4 @@
-/** The contract of POST /batches: the batch input (the run-time `BatchInputSchema`, described), as a form and as JSON, and its answer. */
+/** The contract of POST /batches: the batch input (the run-time `batchInputSchema`, described), as a form and as JSON, and its answer. */
 import { batchPath } from '#core/batches/batch.ts';
 import { credits, PRICES } from '#core/jobs/operations.ts';
 import { endpointContract, example, json, location } from '#http/openapi/contract.ts';
