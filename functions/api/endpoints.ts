@@ -2,7 +2,8 @@
  * Every endpoint of the API under `/api/v1`, by its folder: `functions/api/<folder>/schema.ts` states its
  * routes and `handler.ts` serves them. The route table below is made from this list (lib/ makes the
  * functions and routes from it, the `$default` route's function answers 404 and 405 from it) and
- * ./openapi.ts the document, so a new endpoint adds its line here and nowhere else.
+ * ./openapi.ts the document (with the schema components of its document.ts, listed there), so a new endpoint
+ * adds its line here, and there when it defines components of its own.
  */
 import { contract as cancelJob } from './cancel-job/schema.ts';
 import { contract as controlBatch } from './control-batch/schema.ts';

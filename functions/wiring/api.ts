@@ -7,7 +7,6 @@ import type { Caller } from '#core/keys/caller.ts';
 import { verifiedKeys } from '#core/keys/verified-keys.ts';
 import type { WebhookSender } from '#core/ports.ts';
 import { openUpload } from '#core/use-cases/open-upload.ts';
-import { withBatchHooks } from './batch.ts';
 
 /**
  * The API functions' composition root, also what the operator's CLI and `npm start` use: the table, the
@@ -92,6 +91,3 @@ export type ApiWiring = ReturnType<typeof apiWiring>;
 
 /** Built on first use, once per cold start: importing a handler never reads configuration. */
 export const deps: () => ApiWiring = oncePerConfig((cfg) => apiWiring(cfg));
-
-/** `deps()` plus the hooks batches add (batch.ts). */
-export const batchDeps = oncePerConfig(() => withBatchHooks(deps()));

@@ -1,19 +1,8 @@
 /** The contract of POST /assets: it takes the job input (shared, layers/http/schemas/) and answers the stored asset. */
-import * as z from 'zod';
 import { endpointContract, example, JOB_BODY, json } from '#http/openapi/contract.ts';
-import { timestamp } from '#http/schemas/fields.ts';
-
-const Asset = z
-  .object({
-    asset_id: z.string().describe('Reference it as `asset_id` in a job input.'),
-    expires_at: timestamp,
-    original_name: z.string(),
-  })
-  .describe('A stored source image (spec 2.5).');
 
 export const contract = endpointContract({
   auth: 'key',
-  responseSchemas: { Asset },
   operations: {
     'POST /assets': {
       operationId: 'createAsset',

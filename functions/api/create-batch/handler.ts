@@ -2,7 +2,7 @@ import { batchResource } from '#core/batches/batch.ts';
 import { parseBatchRequest } from '#core/batches/input.ts';
 import { createBatch } from '#core/use-cases/create-batch.ts';
 import { json } from '#http/responses.ts';
-import { batchDeps } from '#wiring/api.ts';
+import { batchDeps } from '#wiring/api-batch.ts';
 import { apiHandler } from '../api-handler.ts';
 import { contract } from './schema.ts';
 

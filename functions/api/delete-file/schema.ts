@@ -1,10 +1,7 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
-import * as z from 'zod';
 import { FileIdSchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
 import { documented } from '#http/schemas/fields.ts';
-
-const ResultFlag = z.object({ result: z.boolean() }).describe('Outcome of an operation without a body.');
 
 /** The path parameter only this endpoint has: the schema its handler gets it parsed by, described. */
 const pathParameters = {
@@ -13,7 +10,6 @@ const pathParameters = {
 
 export const contract = endpointContract({
   auth: 'key',
-  responseSchemas: { ResultFlag },
   pathParameters,
   // A file id that is no positive integer is a bad request (400), as a page cursor is, not a missing file.
   refusedPathStatus: 400,

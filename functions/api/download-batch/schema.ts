@@ -1,5 +1,4 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
-import * as z from 'zod';
 import { DownloadBatchQuery } from '#core/batches/input.ts';
 import { formatDuration } from '#core/units.ts';
 import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
@@ -17,17 +16,9 @@ const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
 
 const linkLifetime = formatDuration(DOWNLOAD_LINK_SECONDS);
 
-const BatchDownloadLink = z
-  .object({
-    url: z.string().describe('Presigned storage link to the ZIP archive; needs no key.'),
-    expires_in_seconds: z.int().describe('The link works this long (900).'),
-  })
-  .describe('Where to download the results of a batch (GET /batches/{batch_id}/download as JSON).');
-
 export const contract = endpointContract({
   query: downloadBatchQuery,
   auth: 'key',
-  responseSchemas: { BatchDownloadLink },
   operations: {
     'GET /batches/{batch_id}/download': {
       operationId: 'downloadBatch',

@@ -1,7 +1,7 @@
 import { batchResource } from '#core/batches/batch.ts';
 import { readBatch } from '#core/use-cases/control-batch.ts';
 import { json } from '#http/responses.ts';
-import { batchDeps } from '#wiring/api.ts';
+import { batchDeps } from '#wiring/api-batch.ts';
 import { apiHandler } from '../api-handler.ts';
 import { contract } from './schema.ts';
 

@@ -1,6 +1,6 @@
 /** The contract of GET /batches/{batch_id}: its route entries in the OpenAPI document. */
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
-import { batchExample } from '#http/schemas/batch.ts';
+import { batchExample } from '#http/schemas/batch-examples.ts';
 
 export const contract = endpointContract({
   auth: 'key',

@@ -1,22 +1,8 @@
 /** The contract of GET /jobs/{job_id}/deliveries: the delivery log it answers. */
-import * as z from 'zod';
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { WebhookDelivery } from '#http/schemas/webhook-delivery.ts';
-
-const DeliveryLog = z
-  .object({
-    job_id: z.string(),
-    webhook_url: z
-      .string()
-      .nullable()
-      .describe('The job’s webhook: its own `webhook_url` or the key’s default.'),
-    deliveries: z.array(WebhookDelivery).describe('Newest first.'),
-  })
-  .describe('The webhook delivery log of a job.');
 
 export const contract = endpointContract({
   auth: 'key-or-guest',
-  responseSchemas: { DeliveryLog },
   operations: {
     'GET /jobs/{job_id}/deliveries': {
       operationId: 'listDeliveries',

@@ -1,30 +1,5 @@
 /** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
-import * as z from 'zod';
-import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
-
-const WebhookUpdate = documentedFields(
-  WebhookUpdateSchema,
-  {
-    webhook_url: {
-      description:
-        'Default webhook of the key, used for every new job without a `webhook_url` of its own: an http(s) ' +
-        'URL, or empty to disable it. Private, loopback and link-local addresses are refused.',
-    },
-  },
-  { description: 'New webhook setting, as JSON or as a form.' },
-);
-
-const WebhookSetting = z
-  .object({
-    result: z.boolean(),
-    code: z.int(),
-    message: z.string(),
-    webhook_url: z.string().describe('The stored URL; empty when disabled.'),
-    webhook_enabled: z.boolean(),
-  })
-  .describe('The key’s default webhook (spec 2.8). The master key does not store one.');
 
 const WEBHOOK_BODY = {
   'application/json': 'WebhookUpdate',
@@ -55,8 +30,6 @@ const webhookUpdate = (method: string, examples?: { request: Examples; response:
 
 export const contract = endpointContract({
   auth: 'key',
-  requestSchemas: { WebhookUpdate },
-  responseSchemas: { WebhookSetting },
   operations: {
     'GET /webhook': {
       operationId: 'getWebhook',

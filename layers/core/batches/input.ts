@@ -1,8 +1,9 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '../built-on-first-use.ts';
 import { BadRequestError } from '../errors.ts';
 import {
   checkImageOptions,
-  ImageOptionsSchema,
+  imageOptionsSchema,
   requestedImageOptions,
   type UploadedFile,
 } from '../jobs/input.ts';
@@ -12,20 +13,22 @@ import type { BatchRequest } from '../use-cases/create-batch.ts';
 
 /**
  * The text fields of POST /batches; the archive arrives as the upload `archive`, a custom background as
- * `background_file`. Every option of a single job (`ImageOptionsSchema`) applies to each photo.
+ * `background_file`. Every option of a single job (`imageOptionsSchema`) applies to each photo.
  */
-export const BatchInputSchema = z.object({
-  upload_id: z.string().min(1).max(100).optional(),
-  mode: z
-    .enum(BATCH_OPERATION_NAMES, {
-      error: (issue) =>
-        issue.input === 'analyze'
-          ? `analyze is not accepted for batches (a ZIP): choose ${BATCH_OPERATION_NAMES.join(', ')}, or send the photos one by one`
-          : undefined,
-    })
-    .default('plate'),
-  ...ImageOptionsSchema.shape,
-});
+export const batchInputSchema = builtOnFirstUse(() =>
+  z.object({
+    upload_id: z.string().min(1).max(100).optional(),
+    mode: z
+      .enum(BATCH_OPERATION_NAMES, {
+        error: (issue) =>
+          issue.input === 'analyze'
+            ? `analyze is not accepted for batches (a ZIP): choose ${BATCH_OPERATION_NAMES.join(', ')}, or send the photos one by one`
+            : undefined,
+      })
+      .default('plate'),
+    ...imageOptionsSchema().shape,
+  }),
+);
 
 /** The query of GET /batches/{batch_id}/download; an empty `partial` counts as not sent. */
 export const DownloadBatchQuery = z.object({
@@ -42,7 +45,7 @@ export function parseBatchRequest(
   const sent = Object.fromEntries(
     Object.entries(fields).filter(([, value]) => value !== '' && value !== null),
   );
-  const parsed = BatchInputSchema.safeParse(sent);
+  const parsed = batchInputSchema().safeParse(sent);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new BadRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`);

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '../built-on-first-use.ts';
 import { BadRequestError } from '../errors.ts';
 import { ASPECTS, BACKGROUNDS, FRAMINGS, MAX_WIDTH_RANGE, OUTPUT_FORMATS } from './job.ts';
 import { OPERATION_NAMES, type Operation } from './operations.ts';
@@ -7,30 +8,35 @@ import { normalizePlateColor, parseBooleanish, type RequestedParams } from './pa
 const booleanish = (field: string) =>
   z.union([z.boolean(), z.string(), z.number()]).transform((value) => parseBooleanish(field, String(value)));
 
-const httpUrl = z
-  .string()
-  .url()
-  .refine((value) => /^https?:\/\//i.test(value), 'must be an http(s) URL');
+const httpUrl = () =>
+  z
+    .string()
+    .url()
+    .refine((value) => /^https?:\/\//i.test(value), 'must be an http(s) URL');
 
 /**
  * The options of an image result, shared by jobs and batches (a batch takes every option a job takes).
  * `max_width` arrives as text in a form, so it is coerced.
  */
-export const ImageOptionsSchema = z.object({
-  background: z.enum(BACKGROUNDS).optional(),
-  plate_color: z.string().transform(normalizePlateColor).optional(),
-  plate_smoothing: booleanish('plate_smoothing').optional(),
-  plate_mask_only: booleanish('plate_mask_only').optional(),
-  format: z.enum(OUTPUT_FORMATS).optional(),
-  max_width: z.coerce.number().int().min(MAX_WIDTH_RANGE.min).max(MAX_WIDTH_RANGE.max).optional(),
-  framing: z.enum(FRAMINGS).optional(),
-  shadow: booleanish('shadow').optional(),
-  aspect: z.enum(ASPECTS).optional(),
-  require_exterior: booleanish('require_exterior').optional(),
-});
+export const imageOptionsSchema = builtOnFirstUse(() =>
+  z.object({
+    background: z.enum(BACKGROUNDS).optional(),
+    plate_color: z.string().transform(normalizePlateColor).optional(),
+    plate_smoothing: booleanish('plate_smoothing').optional(),
+    plate_mask_only: booleanish('plate_mask_only').optional(),
+    format: z.enum(OUTPUT_FORMATS).optional(),
+    max_width: z.coerce.number().int().min(MAX_WIDTH_RANGE.min).max(MAX_WIDTH_RANGE.max).optional(),
+    framing: z.enum(FRAMINGS).optional(),
+    shadow: booleanish('shadow').optional(),
+    aspect: z.enum(ASPECTS).optional(),
+    require_exterior: booleanish('require_exterior').optional(),
+  }),
+);
 
 /** The parsed image options as the domain names them. */
-export function requestedImageOptions(input: z.output<typeof ImageOptionsSchema>): RequestedParams {
+export function requestedImageOptions(
+  input: z.output<ReturnType<typeof imageOptionsSchema>>,
+): RequestedParams {
   return {
     plateColor: input.plate_color,
     plateSmoothing: input.plate_smoothing,
@@ -58,15 +64,17 @@ export function checkImageOptions(requested: RequestedParams): void {
 }
 
 /** `JobInput` (spec 2.1): the JSON body and the multipart text fields share this schema. */
-export const JobInputSchema = z.object({
-  mode: z.enum(OPERATION_NAMES).default('plate'),
-  url: httpUrl.optional(),
-  asset_id: z.string().min(1).max(100).optional(),
-  upload_id: z.string().min(1).max(100).optional(),
-  ...ImageOptionsSchema.shape,
-  webhook_url: httpUrl.optional(),
-  require_plate: booleanish('require_plate').optional(),
-});
+export const jobInputSchema = builtOnFirstUse(() =>
+  z.object({
+    mode: z.enum(OPERATION_NAMES).default('plate'),
+    url: httpUrl().optional(),
+    asset_id: z.string().min(1).max(100).optional(),
+    upload_id: z.string().min(1).max(100).optional(),
+    ...imageOptionsSchema().shape,
+    webhook_url: httpUrl().optional(),
+    require_plate: booleanish('require_plate').optional(),
+  }),
+);
 
 /** The modes that hide plates, and so can be told that a visible plate is a failure. */
 const REQUIRE_PLATE_MODES = ['plate', 'studio_background'] as const satisfies readonly Operation[];
@@ -100,7 +108,7 @@ export function parseJobRequest(
   files: Record<string, UploadedFile>,
   allowedModes: readonly Operation[] = OPERATION_NAMES,
 ): JobRequest {
-  const parsed = JobInputSchema.safeParse(dropEmpty(fields));
+  const parsed = jobInputSchema().safeParse(dropEmpty(fields));
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.join('.') || 'body';

@@ -1,14 +1,15 @@
 /**
  * How an endpoint states itself: its `functions/api/<endpoint>/schema.ts` exports one `contract`, the only
- * place its routes (method and path), who may call them, its path parameters, its request and response
- * schemas and their examples are written. Its handler is made from it (../api-handler.ts: auth, path
- * parameters and query), ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes)
- * from it, and ./generator.ts the OpenAPI document. Light on purpose: handlers import it, so it pulls in
- * no generator.
+ * place its routes (method and path), who may call them, its path parameters, its query and its examples
+ * are written; `document.ts` beside it, where it has one, exports the request and response schemas its
+ * routes name. Its handler is made from the contract (../api-handler.ts: auth, path parameters and query),
+ * ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes) from it, and
+ * ./generator.ts the OpenAPI document from both. Light on purpose: handlers import the contract, so it
+ * pulls in no generator, and no schema that only the document needs (building zod schemas is most of
+ * what a cold start spends on them: docs/decisions/0058-what-a-zip-function-loads-at-init.md).
  */
 import type * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
-import type { SharedSchemaName } from '../schemas/shared.ts';
 import type { TagName } from './document.ts';
 import type { ErrorStatus } from './errors.ts';
 import type { Examples } from './examples.ts';
@@ -51,8 +52,6 @@ export type RouteKey = `${'GET' | 'PUT' | 'POST' | 'PATCH' | 'DELETE'} /${string
 
 /** What one endpoint states; `Route` is `METHOD path`, the path without the `/api/v1` prefix. */
 export interface EndpointContract<
-  Req extends Schemas = Schemas,
-  Res extends Schemas = Schemas,
   Route extends RouteKey = RouteKey,
   Path extends Schemas = Schemas,
   Auth extends AuthMode = AuthMode,
@@ -63,10 +62,6 @@ export interface EndpointContract<
   /** Whether a request without key or session opens a guest session (job creation only, spec 5.4). */
   opensGuestSession?: boolean;
   operations: Record<Route, OperationSpec>;
-  /** Request bodies, read as their input type, by component name. */
-  requestSchemas: Req;
-  /** Response bodies, read as their output type, by component name. */
-  responseSchemas: Res;
   /** Path parameters only this endpoint's routes have, by name: its handler gets them parsed by these. */
   pathParameters: Path;
   /**
@@ -81,33 +76,45 @@ export interface EndpointContract<
   refusedPathStatus?: 400 | 404;
 }
 
-/** An endpoint's contract; its routes may name only its own components and the shared ones. */
+/**
+ * An endpoint's contract. Its routes name schema components of its document.ts or the shared ones; the
+ * generator refuses a name that neither defines (test/unit/http/openapi.test.ts builds the document).
+ */
 export function endpointContract<
   Route extends RouteKey,
   Auth extends AuthMode,
-  Req extends Schemas = Record<never, never>,
-  Res extends Schemas = Record<never, never>,
   Path extends Schemas = Record<never, never>,
   Query extends z.ZodObject | undefined = undefined,
 >(contract: {
   auth: Auth;
   opensGuestSession?: boolean;
-  requestSchemas?: Req;
-  responseSchemas?: Res;
   pathParameters?: Path;
   query?: Query;
   refusedPathStatus?: 400 | 404;
-  operations: Record<
-    Route,
-    OperationSpec<SharedSchemaName | Extract<keyof NoInfer<Req> | keyof NoInfer<Res>, string>>
-  >;
-}): EndpointContract<Req, Res, Route, Path, Auth, Query> {
+  operations: Record<Route, OperationSpec>;
+}): EndpointContract<Route, Path, Auth, Query> {
   return {
     ...contract,
-    requestSchemas: contract.requestSchemas ?? ({} as Req),
-    responseSchemas: contract.responseSchemas ?? ({} as Res),
     pathParameters: contract.pathParameters ?? ({} as Path),
     query: contract.query as Query,
+  };
+}
+
+/** The schema components of an endpoint's routes, only for the document (its `document.ts`). */
+export interface EndpointDocument<Req extends Schemas = Schemas, Res extends Schemas = Schemas> {
+  /** Request bodies, read as their input type, by component name. */
+  requestSchemas: Req;
+  /** Response bodies, read as their output type, by component name. */
+  responseSchemas: Res;
+}
+
+export function endpointDocument<
+  Req extends Schemas = Record<never, never>,
+  Res extends Schemas = Record<never, never>,
+>(document: { requestSchemas?: Req; responseSchemas?: Res }): EndpointDocument<Req, Res> {
+  return {
+    requestSchemas: document.requestSchemas ?? ({} as Req),
+    responseSchemas: document.responseSchemas ?? ({} as Res),
   };
 }
 

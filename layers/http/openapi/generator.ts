@@ -8,7 +8,7 @@
 import * as z from 'zod';
 import type { AuthMode } from '../http-stack.ts';
 import { sharedPathParameters, sharedRequestSchemas, sharedResponseSchemas } from '../schemas/shared.ts';
-import type { EndpointContract, OperationSpec, ResponseSpec } from './contract.ts';
+import type { EndpointContract, EndpointDocument, OperationSpec, ResponseSpec } from './contract.ts';
 import { COMMON_COMPONENTS, DOCUMENT_HEAD, OPENAPI_VERSION, SECURITY } from './document.ts';
 import { ALL_ERRORS, ERRORS, type ErrorStatus } from './errors.ts';
 import { componentRef, inlineSchema, type Json, tidy } from './json-schema.ts';
@@ -143,21 +143,23 @@ function sortedByKey<T>(record: Record<string, T>): Record<string, T> {
 export type OpenApiDocument = Json & { openapi: string; paths: Record<string, Json> };
 
 /**
- * Build the document from every endpoint's contract (functions/api/openapi.ts lists them). Deterministic:
+ * Build the document from every endpoint's contract and the schema components of their documents
+ * (functions/api/openapi.ts lists both). Deterministic:
  * the same code always gives the same JSON, key order included.
  */
 export function assembleOpenApiDocument(
-  endpoints: readonly EndpointContract<Schemas, Schemas>[],
+  endpoints: readonly EndpointContract[],
+  documents: readonly EndpointDocument[],
 ): OpenApiDocument {
   const requestSchemaMap = merged<z.ZodType>(
     'Request schema',
     sharedRequestSchemas,
-    endpoints.map((e) => e.requestSchemas),
+    documents.map((d) => d.requestSchemas),
   );
   const responseSchemaMap = merged<z.ZodType>(
     'Response schema',
     sharedResponseSchemas,
-    endpoints.map((e) => e.responseSchemas),
+    documents.map((d) => d.responseSchemas),
   );
   const operationMap = merged(
     'Route',

@@ -1,10 +1,8 @@
 /** The batch resource (spec 2.7), as its routes answer it. */
 import * as z from 'zod';
-import { BATCH_STATUSES, batchPath, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
-import { resultPath } from '#core/jobs/envelope.ts';
+import { BATCH_STATUSES, ITEM_STATUSES, PAUSE_REASONS } from '#core/batches/batch.ts';
 import { BACKGROUNDS } from '#core/jobs/job.ts';
 import { BATCH_OPERATION_NAMES, credits, PRICES } from '#core/jobs/operations.ts';
-import { DEFAULT_PLATE_COLOR } from '#core/jobs/params.ts';
 import { MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
 import { formatBytes } from '#core/units.ts';
 import { timestamp } from './fields.ts';
@@ -99,63 +97,3 @@ export const Batch = z
 export const BatchEnvelope = z
   .object({ batch: Batch })
   .describe('A batch, as GET and the control actions answer it.');
-
-export const BATCH_EXAMPLE_ID = 'bat_4n8c2v6x1z3q5w7e9r0t2y4u';
-
-/** An example batch of three photos, `unpacking` (no items yet) or `completed`. */
-export const batchExample = (state: 'unpacking' | 'completed') => {
-  const done = state === 'completed';
-  const names = ['front.jpg', 'side/left.jpg', 'rear.jpg'];
-  const jobIds = [
-    'job_2c4v6b8n0m1q3w5e7r9t1y3u',
-    'job_5t7y9u1i3o5p7a9s1d3f5g7h',
-    'job_8k0l2z4x6c8v0b2n4m6q8w0e',
-  ];
-  // Items appear once the archive is unpacked.
-  const items = done
-    ? names.map((name, index) => ({
-        index,
-        name,
-        status: 'succeeded',
-        job_id: jobIds[index]!,
-        attempts: 1,
-        error: null,
-        result: resultPath(jobIds[index]!, 'result.jpg'),
-      }))
-    : [];
-  const path = batchPath(BATCH_EXAMPLE_ID);
-  return {
-    id: BATCH_EXAMPLE_ID,
-    status: state,
-    pause_reason: null,
-    mode: 'plate',
-    background: 'studio',
-    plate_color: DEFAULT_PLATE_COLOR,
-    concurrency: 2,
-    counts: {
-      total: 3,
-      skipped: 0,
-      queued: 0,
-      processing: 0,
-      succeeded: done ? 3 : 0,
-      failed: 0,
-      cancelled: 0,
-    },
-    cost_credits: done ? 3 * PRICES.edit : 0,
-    reserved_credits: 0,
-    archive: { name: 'cars.zip', bytes: 1_482_113 },
-    error: null,
-    created_at: '2026-11-24T09:31:00.000Z',
-    started_at: done ? '2026-11-24T09:31:00.920Z' : null,
-    finished_at: done ? '2026-11-24T09:31:08.940Z' : null,
-    items,
-    links: {
-      self: path,
-      pause: `${path}/pause`,
-      resume: `${path}/resume`,
-      cancel: `${path}/cancel`,
-      retry: `${path}/retry`,
-      download: `${path}/download`,
-    },
-  };
-};

@@ -1,5 +1,5 @@
 /** The job input (POST /jobs, POST /assets and the legacy forms), described for the document. */
-import { JobInputSchema } from '#core/jobs/input.ts';
+import { jobInputSchema } from '#core/jobs/input.ts';
 import { CENTER_ASPECT_DEFAULT, CENTER_FRAMING, MAX_WIDTH_RANGE, OUTPUT_QUALITY } from '#core/jobs/job.ts';
 import { modeDescription } from '#core/jobs/operations.ts';
 import { DEFAULT_PLATE_COLOR, NAMED_PLATE_COLORS } from '#core/jobs/params.ts';
@@ -17,7 +17,7 @@ const colourNames = Object.entries(NAMED_PLATE_COLORS)
   .join(', ');
 
 export const JobInput = documentedFields(
-  JobInputSchema,
+  jobInputSchema(),
   {
     mode: {
       description: modeDescription(),

@@ -75,8 +75,6 @@ export const sharedResponseSchemas = {
   ApiGatewayError,
 };
 
-export type SharedSchemaName = keyof typeof sharedRequestSchemas | keyof typeof sharedResponseSchemas;
-
 // ---------------------------------------------------------------- parameters
 
 /** Path parameters of more than one route, by name; the others are in their endpoint's schema.ts. */

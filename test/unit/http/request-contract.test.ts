@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
-import { BatchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
+import { batchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
 import { FileIdSchema, PageQuerySchema } from '#core/files/files.ts';
 import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
-import { JobInputSchema } from '#core/jobs/input.ts';
+import { jobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
@@ -20,12 +20,12 @@ import { ROUTE_CONTRACTS, requestSchemas } from '../../../functions/api/openapi.
  * against `LEGACY_PROCESS_OPERATION_NAMES`.
  */
 const RUNTIME: Record<keyof typeof requestSchemas, z.ZodObject> = {
-  JobInput: JobInputSchema,
-  JobInputForm: JobInputSchema,
-  LegacyProcessForm: JobInputSchema,
-  LegacyAnalyzeForm: JobInputSchema,
-  BatchForm: BatchInputSchema,
-  BatchInput: BatchInputSchema,
+  JobInput: jobInputSchema(),
+  JobInputForm: jobInputSchema(),
+  LegacyProcessForm: jobInputSchema(),
+  LegacyAnalyzeForm: jobInputSchema(),
+  BatchForm: batchInputSchema(),
+  BatchInput: batchInputSchema(),
   UploadRequest: UploadRequestSchema,
   WebhookUpdate: WebhookUpdateSchema,
 };
@@ -54,7 +54,7 @@ describe('one request schema per route', () => {
   });
 
   it('documents every field the legacy forms parse: /analyze all but the mode it sets itself', () => {
-    const fields = Object.keys(JobInputSchema.shape);
+    const fields = Object.keys(jobInputSchema().shape);
     expect(Object.keys(requestSchemas.LegacyProcessForm.shape)).toEqual(expect.arrayContaining(fields));
     expect(Object.keys(requestSchemas.LegacyAnalyzeForm.shape).sort()).toEqual(
       [...fields.filter((field) => field !== 'mode'), 'file', 'background_file'].sort(),
