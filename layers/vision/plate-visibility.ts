@@ -1,8 +1,20 @@
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
-import { closerLookCandidates, highOnCar, textAcross } from '#vision/math/car-plates.ts';
+import {
+  type CloserCandidate,
+  closerLookCandidates,
+  cornersAlong,
+  highOnCar,
+  lineAcross,
+} from '#vision/math/car-plates.ts';
 import { PLATE_SCORE_THRESHOLD } from '#vision/math/features.ts';
-import { type Box, boxIoU } from '#vision/math/geometry.ts';
-import { lookRegion, PLATE_RULE, PROPOSAL_FLOOR, selectPlates } from '#vision/math/plate-evidence.ts';
+import { type Box, boxIoU, quadBoundingBox } from '#vision/math/geometry.ts';
+import {
+  lookRegion,
+  MERGE_IOU,
+  PLATE_RULE,
+  PROPOSAL_FLOOR,
+  selectPlates,
+} from '#vision/math/plate-evidence.ts';
 import { type PlateDetection, type PlateDetector, plateToFill } from '#vision/plate-detector.ts';
 import type { TextReader } from '#vision/text-reader.ts';
 
@@ -43,7 +55,8 @@ const TEXT_LINE_SIDE = 960;
  *    is (`highOnCar`), unless a plate-like reading confirmed it or a text line runs across it
  *    (`textAcross`).
  * 2. With `car` and nothing left on it: a closer look at the main car (`closerLook`), judged by the same
- *    rule, each of its plates with a text line across it.
+ *    rule, each of its plates below the glass and with a text line across it: read that large, a
+ *    listing site's watermark over the roof passes the detector's looks too.
  */
 export async function platesOnCar(
   detector: PlateDetector,
@@ -59,11 +72,15 @@ export async function platesOnCar(
   const plates: PlateDetection[] = [];
   for (const p of found) {
     const checked = !car || !highOnCar(p.box, car.box) || (p.text?.score ?? 0) > 0;
-    if (checked || (await hasTextLine(car, p.box))) plates.push(p);
+    if (checked || (await textLine(car, p.box))) plates.push(p);
   }
   if (car && plates.length === 0) {
-    for (const p of await closerLook(detector, car))
-      if (onCar(p.box) && (await hasTextLine(car, p.box))) plates.push(p);
+    for (const p of await closerLook(detector, car)) {
+      if (!onCar(p.box) || highOnCar(p.box, car.box)) continue;
+      const line = await textLine(car, p.box);
+      const quad = line && cornersAlong(line, p.corners);
+      if (line) plates.push(plateToFill(quad ? { ...p, quad, box: quadBoundingBox(quad) } : p));
+    }
   }
   const cue = candidates.some(
     (c) =>
@@ -75,11 +92,11 @@ export async function platesOnCar(
   return { plates, plateLeftVisible: plates.length === 0 && cue };
 }
 
-/** Whether PP-OCR's detector finds a text line across `box` (`textAcross`), around it enlarged. */
-async function hasTextLine({ image, text }: MainCarView, box: Box): Promise<boolean> {
+/** The text line across `box` (`lineAcross`) that PP-OCR's detector finds around it, read enlarged. */
+async function textLine({ image, text }: MainCarView, box: Box): Promise<Box | undefined> {
   const area = lookRegion(box);
   const regions = await text.regions(image, { area, maxSide: TEXT_LINE_SIDE, upscale: true });
-  return textAcross(
+  return lineAcross(
     box,
     regions.map((r) => r.box),
   );
@@ -90,7 +107,7 @@ async function hasTextLine({ image, text }: MainCarView, box: Box): Promise<bool
  * places; each gets two close looks, as it is and mirrored, larger than the finder's; the shipped rule
  * judges the three scores (`closerLookCandidates`).
  */
-async function closerLook(detector: PlateDetector, { box, image }: MainCarView): Promise<PlateDetection[]> {
+async function closerLook(detector: PlateDetector, { box, image }: MainCarView): Promise<CloserCandidate[]> {
   const pass = { targetWidth: CAR_CLOSER_WIDTH, maxSide: CAR_CLOSER_WIDTH, upscale: true };
   const proposals = [];
   for (const mirror of [false, true]) {
@@ -120,5 +137,10 @@ async function closerLook(detector: PlateDetector, { box, image }: MainCarView):
     ];
     looked.push({ place, direct, mirrored });
   }
-  return selectPlates(closerLookCandidates(looked, box), image).map(plateToFill);
+  const candidates = closerLookCandidates(looked, box);
+  // Selection merges overlapping candidates into new ones: each keeps the outlines of its own place.
+  return selectPlates(candidates, image).map((c) => ({
+    ...c,
+    corners: candidates.find((k) => k === c || boxIoU(k.box, c.box) >= MERGE_IOU)?.corners ?? [c.quad],
+  }));
 }

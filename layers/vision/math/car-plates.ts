@@ -5,6 +5,7 @@
  */
 import {
   type Box,
+  boxIoU,
   overlapAcross,
   overlapDown,
   type Quad,
@@ -34,16 +35,32 @@ const TEXT_ACROSS_SHARE = 0.5;
 const TEXT_MIN_ASPECT = 1.2;
 
 /**
- * Whether one of the text regions (PP-OCR's detector, in the photo's pixels) runs across `plate`: wider
- * than tall, half of it or more inside the plate's rows, over `TEXT_ACROSS_SHARE` of its width.
+ * The text region (PP-OCR's detector, in the photo's pixels) that runs across `plate`: wider than tall,
+ * half of it or more inside the plate's rows, over `TEXT_ACROSS_SHARE` of its width; the widest such.
  */
-export function textAcross(plate: Box, regions: readonly Box[]): boolean {
-  return regions.some(
-    (r) =>
-      r.w >= TEXT_MIN_ASPECT * r.h &&
-      overlapDown(r, plate) >= 0.5 * r.h &&
-      overlapAcross(r, plate) >= TEXT_ACROSS_SHARE * plate.w,
-  );
+export function lineAcross(plate: Box, regions: readonly Box[]): Box | undefined {
+  return regions
+    .filter(
+      (r) =>
+        r.w >= TEXT_MIN_ASPECT * r.h &&
+        overlapDown(r, plate) >= 0.5 * r.h &&
+        overlapAcross(r, plate) >= TEXT_ACROSS_SHARE * plate.w,
+    )
+    .sort((a, b) => b.w - a.w)[0];
+}
+
+/**
+ * Of a plate's outlines, the one whose box agrees best (IoU) with its text line: the direct and the
+ * mirrored look can tilt one plate differently by 15 degrees, and the characters run along the plate.
+ */
+export function cornersAlong(line: Box, corners: readonly Quad[]): Quad | undefined {
+  let best: Quad | undefined;
+  let bestIoU = 0;
+  for (const q of corners) {
+    const iou = boxIoU(quadBoundingBox(q), line);
+    if (iou > bestIoU) [best, bestIoU] = [q, iou];
+  }
+  return best;
 }
 
 /** A place on the car is no plate when wider than this share of the car's box: a look that boxed a window. */
@@ -63,22 +80,33 @@ export interface LookedPlace {
   readonly mirrored: readonly Found[];
 }
 
+/** A candidate of the closer look, with every outline its looks gave that encloses an area. */
+export interface CloserCandidate extends PlateCandidate {
+  readonly corners: readonly Quad[];
+}
+
 /**
  * The closer look's candidates, one a place: its scores the pass's, the close look's and the mirrored
  * close look's (the finder's own three), its corners those of the better of the two looks that found it
  * again with a quad that encloses an area (a look squeezed to a line gives none), else the pass's. Places
  * wider than `PLATE_MAX_CAR_WIDTH` of the car are left out.
  */
-export function closerLookCandidates(looked: readonly LookedPlace[], car: Box): PlateCandidate[] {
+export function closerLookCandidates(looked: readonly LookedPlace[], car: Box): CloserCandidate[] {
   return looked
     .filter(({ place }) => place.box.w <= PLATE_MAX_CAR_WIDTH * car.w)
     .map(({ place, direct, mirrored }) => {
       const [d, m] = [sameDetection(place.box, direct), sameDetection(place.box, mirrored)];
-      const corners = [d, m]
+      const outlines = [d, m]
         .filter((f): f is Found => f !== undefined && enclosesArea(f.quad))
-        .sort((a, b) => b.score - a.score)[0];
-      const quad = corners?.quad ?? place.quad;
-      return { quad, box: quadBoundingBox(quad), scores: [place.score, d?.score ?? 0, m?.score ?? 0] };
+        .sort((a, b) => b.score - a.score);
+      const quad = outlines[0]?.quad ?? place.quad;
+      const corners = [...outlines.map((f) => f.quad), ...(enclosesArea(place.quad) ? [place.quad] : [])];
+      return {
+        quad,
+        box: quadBoundingBox(quad),
+        scores: [place.score, d?.score ?? 0, m?.score ?? 0],
+        corners,
+      };
     });
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { closerLookCandidates, highOnCar, textAcross } from '#vision/math/car-plates.ts';
+import { closerLookCandidates, cornersAlong, highOnCar, lineAcross } from '#vision/math/car-plates.ts';
 import { type Box, boxQuad, type Quad } from '#vision/math/geometry.ts';
 
 /** A sedan seen from the front three quarters: 300 x 150 at (40, 60). */
@@ -15,16 +15,36 @@ describe('highOnCar', () => {
   });
 });
 
-describe('textAcross', () => {
+describe('lineAcross', () => {
   const plate: Box = { x: 250, y: 150, w: 44, h: 24 };
   it("takes a text line across most of the plate's width", () => {
-    expect(textAcross(plate, [{ x: 255, y: 153, w: 36, h: 18 }])).toBe(true);
+    const line = { x: 255, y: 153, w: 36, h: 18 };
+    expect(lineAcross(plate, [{ x: 270, y: 156, w: 14, h: 8 }, line])).toEqual(line);
   });
   it("refuses a wheel hub's square region, a line over a fraction of the plate, or one beside it", () => {
-    expect(textAcross(plate, [{ x: 258, y: 148, w: 28, h: 30 }])).toBe(false);
-    expect(textAcross(plate, [{ x: 270, y: 156, w: 14, h: 8 }])).toBe(false);
-    expect(textAcross(plate, [{ x: 255, y: 185, w: 36, h: 18 }])).toBe(false);
-    expect(textAcross(plate, [])).toBe(false);
+    expect(lineAcross(plate, [{ x: 258, y: 148, w: 28, h: 30 }])).toBeUndefined();
+    expect(lineAcross(plate, [{ x: 270, y: 156, w: 14, h: 8 }])).toBeUndefined();
+    expect(lineAcross(plate, [{ x: 255, y: 185, w: 36, h: 18 }])).toBeUndefined();
+    expect(lineAcross(plate, [])).toBeUndefined();
+  });
+});
+
+describe('cornersAlong', () => {
+  it('takes the outline that runs along the text line, not one tilted across it', () => {
+    const steep: Quad = [
+      { x: 245, y: 163 },
+      { x: 291, y: 148 },
+      { x: 296, y: 161 },
+      { x: 250, y: 177 },
+    ];
+    const level: Quad = [
+      { x: 251, y: 160 },
+      { x: 295, y: 156 },
+      { x: 299, y: 169 },
+      { x: 254, y: 173 },
+    ];
+    expect(cornersAlong({ x: 257, y: 153, w: 38, h: 21 }, [steep, level])).toEqual(level);
+    expect(cornersAlong({ x: 0, y: 0, w: 10, h: 5 }, [steep, level])).toBeUndefined();
   });
 });
 
@@ -49,6 +69,7 @@ describe('closerLookCandidates', () => {
     );
     expect(c!.scores).toEqual([0.9, 0.3, 0.95]);
     expect(c!.quad).toEqual(tilted);
+    expect(c!.corners).toHaveLength(3);
   });
   it("keeps the other look's corners when the better look's quad is squeezed to a line", () => {
     const line: Quad = [
