@@ -20,7 +20,7 @@ import { type PlateCandidate, sameDetection } from '#vision/math/plate-evidence.
  * listing photos lie from 0.27 down (boot lids seen from low, audi_a6__595723201s); a window that LPD-YuNet
  * takes for a plate (chevrolet_aveo__596052707s, 0.997 in all three looks) shows the background through it.
  */
-export const GLASS_DEPTH = 0.45;
+const GLASS_DEPTH = 0.45;
 
 /** Whether a fill's box lies where the car has glass (`GLASS_DEPTH`). */
 export function highOnCar(plate: Box, car: Box): boolean {
@@ -64,7 +64,7 @@ export function cornersAlong(line: Box, corners: readonly Quad[]): Quad | undefi
 }
 
 /** A place on the car is no plate when wider than this share of the car's box: a look that boxed a window. */
-export const PLATE_MAX_CAR_WIDTH = 0.5;
+const PLATE_MAX_CAR_WIDTH = 0.5;
 
 /** A detection of the plate detector, in the photo's pixels. */
 interface Found {
