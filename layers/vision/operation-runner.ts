@@ -38,7 +38,7 @@ function modelsUsedBy(operation: Operation): readonly ModelId[] {
  * Bump when an operation's own processing changes its output with the same models, so that the
  * inference cache stops serving results made by the old code.
  */
-const PIPELINE_VERSION = 14;
+const PIPELINE_VERSION = 15;
 
 /** Identifies the exact model files (and fitted head) behind an operation, for the inference cache. */
 export function modelKeyOf(operation: Operation): string {

@@ -27,7 +27,7 @@ import { FOREGROUND, type Matte, matteStats } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
 import { mainCarCutout } from '#vision/operations/main-car.ts';
-import { plateDetector } from '#vision/operations/plate.ts';
+import { plateDetector, textReader } from '#vision/operations/plate.ts';
 import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
 import { spread } from './backgrounds.ts';
 import { type MatteProxies, matteProxies, OUTSIDE_MARGIN } from './matte-proxies.ts';
@@ -150,10 +150,11 @@ export async function evalStudio(
   await mkdir(cacheDir, { recursive: true });
   await rm(thumbDir, { recursive: true, force: true });
   await mkdir(thumbDir, { recursive: true });
-  const [segmenter, cars, detector] = await Promise.all([
+  const [segmenter, cars, detector, text] = await Promise.all([
     isnetSegmenter(models),
     carDetector(models),
     plateDetector(models),
+    textReader(models),
   ]);
   let withCar = 0;
   let lostBefore = 0;
@@ -204,7 +205,7 @@ export async function evalStudio(
     }
     try {
       const out = await replaceBackground(
-        { ...deps, detector },
+        { ...deps, detector, text },
         bytes,
         {
           background: 'studio',

@@ -41,13 +41,14 @@ import { fillPlates } from '#vision/plate-fill.ts';
 import { platesOnCar } from '#vision/plate-visibility.ts';
 import { cutOut, moveMatte, reframe } from '#vision/reframe.ts';
 import type { Segmenter } from '#vision/segmenter.ts';
+import type { TextReader } from '#vision/text-reader.ts';
 import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { photoTypeReader } from './analyze.ts';
-import { type MainCar, mainCarCutout } from './main-car.ts';
+import { type MainCar, mainCarCutout, previewScale } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
-import { plateDetector } from './plate.ts';
+import { plateDetector, textReader } from './plate.ts';
 
 export interface ReplaceBackgroundDeps {
   readonly segmenter: Segmenter;
@@ -55,6 +56,8 @@ export interface ReplaceBackgroundDeps {
   readonly detector?: PlateDetector;
   /** `background`: the plates found are counted, not filled. */
   readonly keepPlates?: boolean;
+  /** PP-OCR: with it and `cars`, the main car gets a closer look for its own plate (`platesOnCar`). */
+  readonly text?: TextReader;
   /** NanoDet: with it only the main car stays in the matte (see `isolateMainCar`). */
   readonly cars?: ObjectDetector;
   /**
@@ -144,8 +147,14 @@ export async function replaceBackground(
   if (deps.detector) {
     // The same passes as `plate` (the plates eval measures those): on a large photo the whole-photo pass
     // reads a shrink-on-load decode instead of resizing every pixel.
-    const found = await platesOnCar(deps.detector, besideWhole(levels, Promise.resolve(image)), (box) =>
-      onForeground(matte, box),
+    // The main car's box places its own plate and bounds the closer look for it.
+    const found = await platesOnCar(
+      deps.detector,
+      besideWhole(levels, Promise.resolve(image)),
+      (box) => onForeground(matte, box),
+      car?.box && deps.text
+        ? { box: await atPhotoSize(car.box, levels, image), image, text: deps.text }
+        : undefined,
     );
     plates = found.plates;
     plateHidden = deps.keepPlates ? plates.length === 0 && !found.plateLeftVisible : !found.plateLeftVisible;
@@ -283,6 +292,12 @@ function compositionOf(
   };
 }
 
+/** A box NanoDet gave on the models' copy of the photo (`previewScale`), in the photo's pixels. */
+async function atPhotoSize(box: Box, levels: SourceLevels, image: Size): Promise<Box> {
+  const s = image.width / (await levels.atScale(previewScale(levels))).width;
+  return { x: box.x * s, y: box.y * s, w: box.w * s, h: box.h * s };
+}
+
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */
 function onForeground(matte: Matte, box: Box): boolean {
   const x = Math.min(matte.width - 1, Math.max(0, Math.floor(box.x + box.w / 2)));
@@ -300,8 +315,9 @@ async function run(
   const cars = await carDetector(models);
   // `background` keeps the plates but still looks for them: its result says whether one is readable.
   const detector = await plateDetector(models);
+  const text = await textReader(models);
   const result = await replaceBackground(
-    { segmenter, cars, detector, keepPlates: !hidePlates, photoType: photoTypeReader(models) },
+    { segmenter, cars, detector, text, keepPlates: !hidePlates, photoType: photoTypeReader(models) },
     input.source,
     { ...input.params, framing: input.params.framing ?? FRAMING_DEFAULTS[operation] },
     input.background,

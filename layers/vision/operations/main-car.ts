@@ -2,7 +2,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { faintCarMatte } from '#vision/math/faint-car.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
-import type { Box } from '#vision/math/geometry.ts';
+import type { Box, Size } from '#vision/math/geometry.ts';
 import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
 import { FOREGROUND, type Matte, type MatteStats, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { refineMatte } from '#vision/refine.ts';
@@ -14,8 +14,15 @@ import type { Segmenter } from '#vision/segmenter.ts';
  */
 const PREVIEW_SIDE = 1024;
 
+/** The scale (`SourceLevels.atScale`) of the copy the models look at: `MainCar`'s boxes are in its pixels. */
+export const previewScale = (source: Size): number =>
+  Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height));
+
 export interface MainCar {
-  /** The main car's box in the image's pixels; null when NanoDet found no vehicle (matte left as is). */
+  /**
+   * The main car's box in the pixels of the image NanoDet looked at (`previewScale`); null when NanoDet
+   * found no vehicle (matte left as is).
+   */
   readonly box: Box | null;
   /** Every distinct vehicle NanoDet found, the main one included, in the image's pixels. */
   readonly vehicles: readonly Box[];
@@ -69,7 +76,7 @@ export async function mainCarCutout(
   source: SourceLevels,
   whole?: Promise<DecodedImage>,
 ): Promise<{ matte: Matte; stats: MatteStats; car: MainCar | null; ownAlpha: boolean }> {
-  const preview = await source.atScale(Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height)));
+  const preview = await source.atScale(previewScale(source));
   // A PNG has no shrink-on-load: its preview is the whole photo, alpha included.
   const own = preview.width === source.width ? alphaCutout(preview) : null;
   if (own) return { matte: own, stats: matteStats(own), car: null, ownAlpha: true };

@@ -8,7 +8,7 @@ import { createTextReader, type TextReader } from '../text-reader.ts';
 import { type HidePlatesResult, hidePlates } from './hide-plates.ts';
 
 /** PP-OCRv4's detector, recogniser and dictionary; any of them missing is ModelUnavailableError. */
-const textReader = (models: ModelCache): Promise<TextReader> =>
+export const textReader = (models: ModelCache): Promise<TextReader> =>
   models.get('text-reader', 'ppocr-det', async (detector) =>
     createTextReader(
       {

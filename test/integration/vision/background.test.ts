@@ -297,6 +297,42 @@ describe.skipIf(!available)('background and masks with ISNet on real photos (../
     expect(filled / (w * h)).toBeGreaterThanOrEqual(0.85);
   });
 
+  it("studio_background hides an angled front plate the finder misses, and fills no rear door's window", async () => {
+    // Both from the judged studio set; the boxes drawn by eye around the plate's characters and the window.
+    const magenta = async (file: string, { x, y, w, h }: Box) => {
+      const result = await run('studio_background', await read(file), {
+        plateColor: '#ff00ff',
+        framing: 'keep',
+      });
+      const { data, info } = await sharp(fileWith(result, 'url').bytes)
+        .raw()
+        .toBuffer({ resolveWithObject: true });
+      let n = 0;
+      for (let j = y; j < y + h; j++)
+        for (let i = x; i < x + w; i++) {
+          const o = (j * info.width + i) * info.channels;
+          if (Math.hypot(data[o]! - 255, data[o + 1]!, data[o + 2]! - 255) < 48) n++;
+        }
+      return { result, share: n / (w * h) };
+    };
+    const angled = await magenta('views/LABELED(angle-front-on-right)bmw_5-series__596054668s.jpg', {
+      x: 258,
+      y: 155,
+      w: 36,
+      h: 16,
+    });
+    expect(angled.share).toBeGreaterThanOrEqual(0.9);
+    expect(angled.result.plateHidden).toBe(true);
+    const profile = await magenta('views/LABELED(profile-on-right)chevrolet_aveo__596052707s.jpg', {
+      x: 187,
+      y: 98,
+      w: 30,
+      h: 16,
+    });
+    expect(profile.share).toBe(0);
+    expect(profile.result.plates).toEqual([]);
+  });
+
   it('studio_background on a 12 MP photo fills the plates `plate` finds there, whole (frame included)', async () => {
     // A large photo is where the two could part: the plate detector's whole-photo pass reads a
     // shrink-on-load decode, and the plates eval measured that path.
