@@ -22,11 +22,11 @@ import { readPhotos } from '#tools/analyze-samples.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { carDetector } from '#vision/car-detector.ts';
 import { decodeSource, openSource } from '#vision/image-io.ts';
-import type { Box } from '#vision/math/geometry.ts';
+import { type Box, scaleBox } from '#vision/math/geometry.ts';
 import { FOREGROUND, type Matte, matteStats } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
-import { mainCarCutout } from '#vision/operations/main-car.ts';
+import { mainCarCutout, previewScale } from '#vision/operations/main-car.ts';
 import { plateDetector, textReader } from '#vision/operations/plate.ts';
 import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
 import { spread } from './backgrounds.ts';
@@ -184,20 +184,19 @@ export async function evalStudio(
     );
     const before = await mainCarCutout(deps, levels);
     const after = await mainCarCutout(deps, levels, Promise.resolve(image));
-    if (after.car?.box) {
+    // NanoDet's box is in the pixels of the models' copy; the mattes here are at the photo's size.
+    const carBox = after.car?.box ? scaleBox(after.car.box, 1 / previewScale(image)) : null;
+    if (carBox) {
       withCar++;
-      const [b, a] = [
-        mirrorsLost(raw, before.matte, after.car.box),
-        mirrorsLost(raw, after.matte, after.car.box),
-      ];
+      const [b, a] = [mirrorsLost(raw, before.matte, carBox), mirrorsLost(raw, after.matte, carBox)];
       lostBefore += b;
       lostAfter += a;
       // PHOTO_JOBS_STUDIO_LOG=1: a line per photo, so that a run stopped part way still gives its figures.
       if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  mirrors lost ${b} before, ${a} after: ${file}`);
     } else if (process.env.PHOTO_JOBS_STUDIO_LOG) console.log(`  no car: ${file}`);
     let caption = escapeHtml(file.replace(/^views\//, ''));
-    if (after.car?.box) {
-      const p = matteProxies(after.matte, after.car.box);
+    if (carBox) {
+      const p = matteProxies(after.matte, carBox);
       proxies.set(file, p);
       const flags = (Object.keys(PROXY_FLAGS) as (keyof MatteProxies)[]).filter((k) => p[k] > PROXY_FLAGS[k]);
       caption += `<br>out ${p.outside.toFixed(3)} holes ${p.holes.toFixed(2)} encl ${p.enclosed.toFixed(3)} det ${p.detached.toFixed(3)}`;

@@ -101,6 +101,14 @@ export function convexHull(points: readonly Point[]): Point[] {
   return [...half(pts), ...half(pts.reverse())];
 }
 
+/** A box measured on one copy of an image, on a copy `sx` times as wide and `sy` times as tall. */
+export const scaleBox = (b: Box, sx: number, sy = sx): Box => ({
+  x: b.x * sx,
+  y: b.y * sy,
+  w: b.w * sx,
+  h: b.h * sy,
+});
+
 /** Maps a quad measured on an image of size `from` onto the same image at size `to`. */
 export function scaleQuad(quad: Quad, from: Size, to: Size): Quad {
   const sx = to.width / from.width;

@@ -16,7 +16,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
 import { besideWhole, encodeResult, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { Decision } from '#vision/math/decision.ts';
-import type { Box, Size } from '#vision/math/geometry.ts';
+import { type Box, type Size, scaleBox } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -294,8 +294,7 @@ function compositionOf(
 
 /** A box NanoDet gave on the models' copy of the photo (`previewScale`), in the photo's pixels. */
 async function atPhotoSize(box: Box, levels: SourceLevels, image: Size): Promise<Box> {
-  const s = image.width / (await levels.atScale(previewScale(levels))).width;
-  return { x: box.x * s, y: box.y * s, w: box.w * s, h: box.h * s };
+  return scaleBox(box, image.width / (await levels.atScale(previewScale(levels))).width);
 }
 
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */

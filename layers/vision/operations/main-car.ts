@@ -2,7 +2,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import type { DecodedImage, SourceLevels } from '#vision/image-io.ts';
 import { faintCarMatte } from '#vision/math/faint-car.ts';
 import { distinctVehicles, OBJECT_SCORE_THRESHOLD } from '#vision/math/features.ts';
-import type { Box, Size } from '#vision/math/geometry.ts';
+import { type Box, type Size, scaleBox } from '#vision/math/geometry.ts';
 import { keepMainSubject, type MainSubjectResult, mainCarChoice } from '#vision/math/main-subject.ts';
 import { FOREGROUND, type Matte, type MatteStats, matteStats, usableMatte } from '#vision/math/matte.ts';
 import { refineMatte } from '#vision/refine.ts';
@@ -50,7 +50,7 @@ export async function isolateMainCar(
   if (!box) return { box, vehicles, cleared: null, ambiguous };
   const sx = matte.width / image.width;
   const sy = matte.height / image.height;
-  const scaled = vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
+  const scaled = vehicles.map((b) => scaleBox(b, sx, sy));
   const main = scaled[vehicles.indexOf(box)]!;
   return { box, vehicles, cleared: keepMainSubject(matte, main, scaled), ambiguous };
 }
@@ -92,7 +92,7 @@ export async function mainCarCutout(
     if (!car || !segmented) return null;
     const sx = small.width / preview.width;
     const sy = small.height / preview.height;
-    const boxes = car.vehicles.map((b) => ({ x: b.x * sx, y: b.y * sy, w: b.w * sx, h: b.h * sy }));
+    const boxes = car.vehicles.map((b) => scaleBox(b, sx, sy));
     const matte = faintCarMatte(segmented, boxes);
     return matte && usableMatte(matteStats(matte)).ok ? matte : null;
   };
