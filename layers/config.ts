@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '#core/built-on-first-use.ts';
 import { DEFAULT_GUEST_RATE, DEFAULT_KEY_RATE } from '#core/limits/rate.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 import { WEBHOOK_TIMEOUT_MS } from '#core/webhooks/delivery.ts';
@@ -89,7 +90,8 @@ function buildConfigSchema() {
   });
 }
 
-let configSchema: ReturnType<typeof buildConfigSchema> | undefined;
+/** Built at the first `config()`, not at every cold start of a function that imports this module. */
+const configSchema = builtOnFirstUse(buildConfigSchema);
 
 export type Config = z.infer<ReturnType<typeof buildConfigSchema>>;
 
@@ -151,8 +153,7 @@ export function oncePerConfig<T>(build: (cfg: Config) => T): () => T {
 }
 
 export function parseConfig(env: Record<string, string | undefined>): Config {
-  configSchema ??= buildConfigSchema();
-  const parsed = configSchema.safeParse(env);
+  const parsed = configSchema().safeParse(env);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
     throw new Error(`Invalid configuration: ${problems.join('; ')}`);

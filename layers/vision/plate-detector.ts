@@ -32,6 +32,7 @@ import {
   confirmed,
   LINE_SEARCH_MAX_SIDE,
   LOOK_MIN_CROP,
+  LOOK_SCORE_FLOOR,
   LOOK_WIDTH,
   lineSearchArea,
   lookRegion,
@@ -206,7 +207,12 @@ export async function createPlateDetector(
       lpdInputSize(photo, defaults),
       carDetector,
     );
-    const look = { targetWidth: LOOK_WIDTH, maxSide: LOOK_WIDTH, upscale: true, scoreThreshold: 0.02 };
+    const look = {
+      targetWidth: LOOK_WIDTH,
+      maxSide: LOOK_WIDTH,
+      upscale: true,
+      scoreThreshold: LOOK_SCORE_FLOOR,
+    };
     const lookAt = (box: Box, mirror: boolean) => {
       const region = lookRegion(box);
       return at(lookScale(region, photo), { ...look, region, mirror });

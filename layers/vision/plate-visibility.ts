@@ -7,8 +7,9 @@ import {
   lineAcross,
 } from '#vision/math/car-plates.ts';
 import { PLATE_SCORE_THRESHOLD } from '#vision/math/features.ts';
-import { type Box, boxIoU, quadBoundingBox } from '#vision/math/geometry.ts';
+import { type Box, boxIoU, nonMaxSuppression, quadBoundingBox } from '#vision/math/geometry.ts';
 import {
+  LOOK_SCORE_FLOOR,
   lookRegion,
   MERGE_IOU,
   PLATE_RULE,
@@ -109,7 +110,7 @@ async function textLine({ image, text }: MainCarView, box: Box): Promise<Box | u
  */
 async function closerLook(detector: PlateDetector, { box, image }: MainCarView): Promise<CloserCandidate[]> {
   const pass = { targetWidth: CAR_CLOSER_WIDTH, maxSide: CAR_CLOSER_WIDTH, upscale: true };
-  const proposals = [];
+  const proposals: PlateDetection[] = [];
   for (const mirror of [false, true]) {
     const found = await detector.detect(image, {
       ...pass,
@@ -119,14 +120,17 @@ async function closerLook(detector: PlateDetector, { box, image }: MainCarView):
     });
     proposals.push(...found.slice(0, CLOSER_PROPOSALS));
   }
-  const places = proposals
-    .sort((a, b) => b.score - a.score)
-    .filter((p, i, all) => all.slice(0, i).every((q) => boxIoU(q.box, p.box) < 0.5));
+  // No two places on one spot (IoU over 0.5), best first.
+  const places = nonMaxSuppression(
+    proposals.map((p) => p.box),
+    proposals.map((p) => p.score),
+    0.5,
+  ).map((i) => proposals[i]!);
   const look = {
     targetWidth: CLOSER_LOOK_WIDTH,
     maxSide: CLOSER_LOOK_WIDTH,
     upscale: true,
-    scoreThreshold: 0.02,
+    scoreThreshold: LOOK_SCORE_FLOOR,
   };
   const looked = [];
   for (const place of places) {

@@ -25,6 +25,8 @@ export const MAX_PROPOSALS = 5;
 const LOOK_CONTEXT = 3;
 /** The crop is scaled, up or down, to this width for the close look. */
 export const LOOK_WIDTH = 384;
+/** A close look keeps detections down to this score: it finds a place again, and the rule judges its score. */
+export const LOOK_SCORE_FLOOR = 0.02;
 /**
  * A close look's crop is read from the coarsest decode of the photo on which it is at least this wide
  * (from the whole photo when none is): at `LOOK_WIDTH`, a look never reads fewer pixels than it is fed.
