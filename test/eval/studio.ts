@@ -22,11 +22,11 @@ import { readPhotos } from '#tools/analyze-samples.ts';
 import type { ObjectDetector } from '#vision/car-detector.ts';
 import { carDetector } from '#vision/car-detector.ts';
 import { decodeSource, openSource } from '#vision/image-io.ts';
-import { type Box, scaleBox } from '#vision/math/geometry.ts';
+import type { Box } from '#vision/math/geometry.ts';
 import { FOREGROUND, type Matte, matteStats } from '#vision/math/matte.ts';
 import { type ModelCache, modelCache } from '#vision/models.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
-import { mainCarCutout, previewScale } from '#vision/operations/main-car.ts';
+import { boxInPhoto, mainCarCutout } from '#vision/operations/main-car.ts';
 import { plateDetector, textReader } from '#vision/operations/plate.ts';
 import { isnetSegmenter, type Segmenter } from '#vision/segmenter.ts';
 import { spread } from './backgrounds.ts';
@@ -185,7 +185,7 @@ export async function evalStudio(
     const before = await mainCarCutout(deps, levels);
     const after = await mainCarCutout(deps, levels, Promise.resolve(image));
     // NanoDet's box is in the pixels of the models' copy; the mattes here are at the photo's size.
-    const carBox = after.car?.box ? scaleBox(after.car.box, 1 / previewScale(image)) : null;
+    const carBox = after.car?.box ? await boxInPhoto(after.car.box, levels) : null;
     if (carBox) {
       withCar++;
       const [b, a] = [mirrorsLost(raw, before.matte, carBox), mirrorsLost(raw, after.matte, carBox)];

@@ -16,7 +16,7 @@ import type { ObjectDetector } from '#vision/car-detector.ts';
 import { compositeOver } from '#vision/composite.ts';
 import { besideWhole, encodeResult, openSource, type SourceLevels } from '#vision/image-io.ts';
 import type { Decision } from '#vision/math/decision.ts';
-import { type Box, type Size, scaleBox } from '#vision/math/geometry.ts';
+import type { Box, Size } from '#vision/math/geometry.ts';
 import {
   ambientShadow,
   assertUsableMatte,
@@ -46,7 +46,7 @@ import { carDetector } from '../car-detector.ts';
 import type { ModelCache } from '../models.ts';
 import { isnetSegmenter } from '../segmenter.ts';
 import { photoTypeReader } from './analyze.ts';
-import { type MainCar, mainCarCutout, previewScale } from './main-car.ts';
+import { boxInPhoto, type MainCar, mainCarCutout } from './main-car.ts';
 import { encodeMask, plateMask } from './masks.ts';
 import { plateDetector, textReader } from './plate.ts';
 
@@ -152,9 +152,7 @@ export async function replaceBackground(
       deps.detector,
       besideWhole(levels, Promise.resolve(image)),
       (box) => onForeground(matte, box),
-      car?.box && deps.text
-        ? { box: await atPhotoSize(car.box, levels, image), image, text: deps.text }
-        : undefined,
+      car?.box && deps.text ? { box: await boxInPhoto(car.box, levels), image, text: deps.text } : undefined,
     );
     plates = found.plates;
     plateHidden = deps.keepPlates ? plates.length === 0 && !found.plateLeftVisible : !found.plateLeftVisible;
@@ -290,11 +288,6 @@ function compositionOf(
     main_car_ambiguous: ambiguous,
     notes,
   };
-}
-
-/** A box NanoDet gave on the models' copy of the photo (`previewScale`), in the photo's pixels. */
-async function atPhotoSize(box: Box, levels: SourceLevels, image: Size): Promise<Box> {
-  return scaleBox(box, image.width / (await levels.atScale(previewScale(levels))).width);
 }
 
 /** A plate counts when its centre is on the car: one on a car in the replaced background is gone anyway. */

@@ -15,8 +15,16 @@ import type { Segmenter } from '#vision/segmenter.ts';
 const PREVIEW_SIDE = 1024;
 
 /** The scale (`SourceLevels.atScale`) of the copy the models look at: `MainCar`'s boxes are in its pixels. */
-export const previewScale = (source: Size): number =>
+const previewScale = (source: Size): number =>
   Math.min(1, PREVIEW_SIDE / Math.min(source.width, source.height));
+
+/**
+ * A box of `MainCar` in the photo's pixels. The models' copy is the shrink-on-load decode `previewScale`
+ * asks for, which may be larger than that scale (a JPEG shrinks by 2, 4 or 8 only): its own width decides.
+ */
+export async function boxInPhoto(box: Box, source: SourceLevels): Promise<Box> {
+  return scaleBox(box, source.width / (await source.atScale(previewScale(source))).width);
+}
 
 export interface MainCar {
   /**

@@ -1,8 +1,9 @@
 import sharp from 'sharp';
 import { describe, expect, it } from 'vitest';
+import { openSource } from '#vision/image-io.ts';
 import type { Box } from '#vision/math/geometry.ts';
 import { replaceBackground } from '#vision/operations/background.ts';
-import { isolateMainCar } from '#vision/operations/main-car.ts';
+import { boxInPhoto, isolateMainCar } from '#vision/operations/main-car.ts';
 import {
   boxesPng,
   carsAt,
@@ -83,5 +84,20 @@ describe('isolateMainCar on a matte at the model size', () => {
     expect(at(NEIGHBOUR.x + 30, NEIGHBOUR.y + 20)).toBe(0);
     expect(at(MAIN.x + 60, MAIN.y + 30)).toBe(255);
     expect(at(MAIN.x + 2, MAIN.y + 2)).toBe(255);
+  });
+});
+
+describe('boxInPhoto', () => {
+  it("maps a box from the models' shrink-on-load copy to the photo: a 4000 x 3000 JPEG is seen at half size", async () => {
+    const jpeg = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#808080' } })
+      .jpeg()
+      .toBuffer();
+    // 1024 / 3000 asks for about a third; a JPEG shrinks on load by 2, 4 or 8, so the copy is 2000 wide.
+    expect(await boxInPhoto({ x: 100, y: 50, w: 300, h: 200 }, await openSource(jpeg))).toEqual({
+      x: 200,
+      y: 100,
+      w: 600,
+      h: 400,
+    });
   });
 });
