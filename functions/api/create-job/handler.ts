@@ -1,4 +1,3 @@
-import { recordJobCreated } from '#aws/metrics.ts';
 import { correlate, logger } from '#aws/observability.ts';
 import { validateIdempotencyKey } from '#core/idempotency/idempotency.ts';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
@@ -19,6 +18,9 @@ export const handler = apiHandler(contract, async ({ event, caller, body }) => {
   const created = await createJob(deps(), caller, request, { route, idempotencyKey });
   correlate({ jobId: created.job.id });
   if (!created.replayed) {
+    // Powertools' metrics are imported here, not at init: a cold start whose first request is refused,
+    // or replays a key, never loads them (docs/decisions/0058-what-a-zip-function-loads-at-init.md).
+    const { recordJobCreated } = await import('#aws/metrics.ts');
     recordJobCreated(created.job);
     logger.info('job created', { operation: created.job.operation, route });
   }
