@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
-import { batchInputSchema, DownloadBatchQuery } from '#core/batches/input.ts';
-import { FileIdSchema, PageQuerySchema } from '#core/files/files.ts';
+import { batchInputSchema, downloadBatchQuery } from '#core/batches/input.ts';
+import { FileIdSchema, pageQuerySchema } from '#core/files/files.ts';
 import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
 import { jobInputSchema } from '#core/jobs/input.ts';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
-import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+import { listJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { contract as deleteFile } from '../../../functions/api/delete-file/schema.ts';
 import { ENDPOINTS } from '../../../functions/api/endpoints.ts';
@@ -62,14 +62,14 @@ describe('one request schema per route', () => {
   });
 
   it('documents the queries the use cases and handlers parse with', () => {
-    expect(ENDPOINTS['list-jobs'].query).toBe(ListJobsQuery);
-    expect(ENDPOINTS['download-batch'].query).toBe(DownloadBatchQuery);
+    expect(ENDPOINTS['list-jobs'].query()).toBe(listJobsQuery());
+    expect(ENDPOINTS['download-batch'].query()).toBe(downloadBatchQuery());
   });
 });
 
 describe('one schema per query and path parameter', () => {
   it('documents the GET /files query and the file id that the handler checks with', () => {
-    expect(ENDPOINTS['list-files'].query).toBe(PageQuerySchema);
+    expect(ENDPOINTS['list-files'].query()).toBe(pageQuerySchema());
     expect(deleteFile.pathParameters.file_id).toBe(FileIdSchema);
   });
 
