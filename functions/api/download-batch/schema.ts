@@ -1,9 +1,10 @@
 /** The contract of GET /batches/{batch_id}/download: its query (the run-time `downloadBatchQuery`, described) and the link it answers as JSON. */
 import { downloadBatchQuery } from '#core/batches/input.ts';
+import { BOOLEAN_SPELLINGS } from '#core/jobs/params.ts';
 import { formatDuration } from '#core/units.ts';
 import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
-import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 
 const linkLifetime = formatDuration(DOWNLOAD_LINK_SECONDS);
 

@@ -1,7 +1,7 @@
 /** The contract of GET /files: its query and its page of files. */
 import { DEFAULT_PAGE_SIZE, pageQuerySchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 
 export const contract = endpointContract({
   /** Query parameters of GET /files: the schema its handler gets the query parsed with, described. */

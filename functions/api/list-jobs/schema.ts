@@ -1,7 +1,7 @@
 /** The contract of GET /jobs: its query (the run-time `listJobsQuery`, described) and its page of jobs. */
 import { listJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 
 export const contract = endpointContract({

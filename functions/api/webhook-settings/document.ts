@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { endpointDocument } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 
 const WebhookUpdate = documentedFields(
   WebhookUpdateSchema,
