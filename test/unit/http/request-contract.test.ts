@@ -4,8 +4,8 @@ import { batchInputSchema, downloadBatchQuery } from '#core/batches/input.ts';
 import { FileIdSchema, pageQuerySchema } from '#core/files/files.ts';
 import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
 import { jobInputSchema } from '#core/jobs/input.ts';
-import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
-import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
+import { webhookUpdateSchema } from '#core/use-cases/account-settings.ts';
+import { uploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { listJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { sharedPathParameters } from '#http/schemas/shared.ts';
 import { contract as deleteFile } from '../../../functions/api/delete-file/schema.ts';
@@ -26,8 +26,8 @@ const RUNTIME: Record<keyof typeof requestSchemas, z.ZodObject> = {
   LegacyAnalyzeForm: jobInputSchema(),
   BatchForm: batchInputSchema(),
   BatchInput: batchInputSchema(),
-  UploadRequest: UploadRequestSchema,
-  WebhookUpdate: WebhookUpdateSchema,
+  UploadRequest: uploadRequestSchema(),
+  WebhookUpdate: webhookUpdateSchema(),
 };
 const NOT_PARSED_BY_A_SCHEMA = new Set(['file', 'background_file', 'archive', 'LegacyProcessForm.mode']);
 
