@@ -71,9 +71,8 @@ export const pageQuerySchema = builtOnFirstUse(() =>
 );
 
 /** The `{file_id}` of DELETE /files/{file_id}: a positive integer. */
-export const FileIdSchema = z.preprocess(
-  fromDigits,
-  integer('file_id').min(1, { error: 'file_id must be a positive integer' }),
+export const fileIdSchema = builtOnFirstUse(() =>
+  z.preprocess(fromDigits, integer('file_id').min(1, { error: 'file_id must be a positive integer' })),
 );
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
 import { batchInputSchema, downloadBatchQuery } from '#core/batches/input.ts';
-import { FileIdSchema, pageQuerySchema } from '#core/files/files.ts';
+import { fileIdSchema, pageQuerySchema } from '#core/files/files.ts';
 import { JOB_ID_PATTERN, newJobId } from '#core/jobs/ids.ts';
 import { jobInputSchema } from '#core/jobs/input.ts';
 import { webhookUpdateSchema } from '#core/use-cases/account-settings.ts';
@@ -70,7 +70,7 @@ describe('one request schema per route', () => {
 describe('one schema per query and path parameter', () => {
   it('documents the GET /files query and the file id that the handler checks with', () => {
     expect(ENDPOINTS['list-files'].query()).toBe(pageQuerySchema());
-    expect(deleteFile.pathParameters.file_id).toBe(FileIdSchema);
+    expect(deleteFile.pathParameters.file_id).toBe(fileIdSchema());
   });
 
   it('documents as job_id exactly the ids the service issues, which resultLink checks with', () => {
