@@ -23,7 +23,8 @@ export interface HandlerContract {
   operations: Record<string, unknown>;
   pathParameters: Record<string, z.ZodType>;
   refusedPathStatus?: 400 | 404;
-  query?: z.ZodType | undefined;
+  /** Builds (once) the schema of its query; called at the first request, so importing builds none. */
+  query?: (() => z.ZodType) | undefined;
 }
 
 /** `'job_id' | 'name'` of `'GET /results/{job_id}/{name}'`. */
@@ -39,8 +40,8 @@ export type PathOf<C extends HandlerContract> = {
 };
 
 /** The query as the contract's schema reads it; none for an endpoint that takes no query. */
-export type QueryOf<C extends HandlerContract> = C['query'] extends z.ZodType
-  ? z.output<C['query']>
+export type QueryOf<C extends HandlerContract> = C['query'] extends (() => infer Schema extends z.ZodType)
+  ? z.output<Schema>
   : Record<string, never>;
 
 /** What a handler's function is handed: the request, its caller, and its parts as the contract reads them. */
@@ -125,8 +126,9 @@ function parseQuery<C extends HandlerContract>(
   contract: C,
   raw: Record<string, string | undefined>,
 ): QueryOf<C> {
-  if (!contract.query) return {} as QueryOf<C>;
-  const parsed = contract.query.safeParse(raw);
+  const schema = contract.query?.();
+  if (!schema) return {} as QueryOf<C>;
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) throw new BadRequestError(parsed.error.issues[0]!.message);
   return parsed.data as QueryOf<C>;
 }

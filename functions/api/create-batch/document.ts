@@ -7,7 +7,7 @@ import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
 import { formatBytes, formatCount } from '#core/units.ts';
 import { endpointDocument } from '#http/openapi/contract.ts';
 import { Batch } from '#http/schemas/batch.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 
 const zip = DEFAULT_ZIP_LIMITS;
 

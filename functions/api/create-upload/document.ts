@@ -2,13 +2,14 @@
 import * as z from 'zod';
 import { formatDuration } from '#core/units.ts';
 import { UPLOAD_CONTENT_TYPES, UPLOAD_URL_SECONDS } from '#core/uploads/upload.ts';
-import { UploadRequestSchema } from '#core/use-cases/create-upload.ts';
+import { uploadRequestSchema } from '#core/use-cases/create-upload.ts';
 import { endpointDocument } from '#http/openapi/contract.ts';
-import { documentedFields, timestamp } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
+import { timestamp } from '#http/schemas/fields.ts';
 import { archiveBytes, photoBytes, usable } from './schema.ts';
 
 const UploadRequest = documentedFields(
-  UploadRequestSchema,
+  uploadRequestSchema(),
   {
     content_type: {
       // Any other type is refused with 415 by the use case, after the schema.

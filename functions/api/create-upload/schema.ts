@@ -1,4 +1,4 @@
-/** The contract of POST /uploads: its body (the run-time `UploadRequestSchema`, described) and its answer. */
+/** The contract of POST /uploads: its body (the run-time `uploadRequestSchema`, described) and its answer. */
 import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 import { MAX_ARCHIVE_BYTES, MAX_PHOTO_BYTES } from '#core/limits/sources.ts';
 import { formatBytes, formatDuration, formatMegapixels, HOUR_SECONDS } from '#core/units.ts';

@@ -1,11 +1,11 @@
 /** The contract of DELETE /files/{file_id}: its path parameter and its answer. */
-import { FileIdSchema } from '#core/files/files.ts';
+import { fileIdSchema } from '#core/files/files.ts';
 import { endpointContract, json } from '#http/openapi/contract.ts';
-import { documented } from '#http/schemas/fields.ts';
+import { documented } from '#http/schemas/describe.ts';
 
 /** The path parameter only this endpoint has: the schema its handler gets it parsed by, described. */
 const pathParameters = {
-  file_id: documented(FileIdSchema, { description: 'File id.' }),
+  file_id: documented(fileIdSchema(), { description: 'File id.' }),
 };
 
 export const contract = endpointContract({

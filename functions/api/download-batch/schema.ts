@@ -1,23 +1,23 @@
-/** The contract of GET /batches/{batch_id}/download: its query (the run-time `DownloadBatchQuery`, described) and the link it answers as JSON. */
-import { DownloadBatchQuery } from '#core/batches/input.ts';
+/** The contract of GET /batches/{batch_id}/download: its query (the run-time `downloadBatchQuery`, described) and the link it answers as JSON. */
+import { downloadBatchQuery } from '#core/batches/input.ts';
+import { BOOLEAN_SPELLINGS } from '#core/jobs/params.ts';
 import { formatDuration } from '#core/units.ts';
 import { DOWNLOAD_LINK_SECONDS } from '#core/use-cases/download-batch.ts';
 import { endpointContract, json, location } from '#http/openapi/contract.ts';
-import { BOOLEAN_SPELLINGS, documentedFields } from '#http/schemas/fields.ts';
-
-/** Query of GET /batches/{batch_id}/download: the schema its handler gets the query parsed with, described. */
-const downloadBatchQuery = documentedFields(DownloadBatchQuery, {
-  partial: {
-    enum: BOOLEAN_SPELLINGS,
-    default: false,
-    description: 'Also while the batch is processing or paused: the results ready so far (any case).',
-  },
-});
+import { documentedFields } from '#http/schemas/describe.ts';
 
 const linkLifetime = formatDuration(DOWNLOAD_LINK_SECONDS);
 
 export const contract = endpointContract({
-  query: downloadBatchQuery,
+  /** Query of GET /batches/{batch_id}/download: the schema its handler gets the query parsed with, described. */
+  query: () =>
+    documentedFields(downloadBatchQuery(), {
+      partial: {
+        enum: BOOLEAN_SPELLINGS,
+        default: false,
+        description: 'Also while the batch is processing or paused: the results ready so far (any case).',
+      },
+    }),
   auth: 'key',
   operations: {
     'GET /batches/{batch_id}/download': {

@@ -5,7 +5,7 @@ import { RESULT_NAME_PATTERN } from '#core/jobs/ids.ts';
 import { formatDuration } from '#core/units.ts';
 import { NO_SUCH_RESULT } from '#core/use-cases/result-link.ts';
 import { endpointContract, location } from '#http/openapi/contract.ts';
-import { resultsKept } from '#http/schemas/fields.ts';
+import { resultsKept } from '#http/schemas/describe.ts';
 
 /** The path parameters only this endpoint has; its handler gets them parsed by these. */
 const pathParameters = {

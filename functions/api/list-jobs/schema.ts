@@ -1,18 +1,17 @@
-/** The contract of GET /jobs: its query (the run-time `ListJobsQuery`, described) and its page of jobs. */
-import { ListJobsQuery } from '#core/use-cases/list-jobs.ts';
+/** The contract of GET /jobs: its query (the run-time `listJobsQuery`, described) and its page of jobs. */
+import { listJobsQuery } from '#core/use-cases/list-jobs.ts';
 import { endpointContract, example, json } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 import { JOB_EXAMPLES } from '#http/schemas/job-examples.ts';
 
-/** Query parameters of GET /jobs: the schema its handler gets the query parsed with, described. */
-const listJobsQuery = documentedFields(ListJobsQuery, {
-  limit: { description: 'Page size.' },
-  before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
-  status: { description: 'Only jobs with this status.' },
-});
-
 export const contract = endpointContract({
-  query: listJobsQuery,
+  /** Query parameters of GET /jobs: the schema its handler gets the query parsed with, described. */
+  query: () =>
+    documentedFields(listJobsQuery(), {
+      limit: { description: 'Page size.' },
+      before: { format: 'int64', description: 'Cursor: `next_cursor` of the previous page.' },
+      status: { description: 'Only jobs with this status.' },
+    }),
   auth: 'key-or-guest',
   operations: {
     'GET /jobs': {

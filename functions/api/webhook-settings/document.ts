@@ -1,11 +1,11 @@
 /** The schema components of webhook-settings's routes, for the OpenAPI document only (see ./schema.ts). */
 import * as z from 'zod';
-import { WebhookUpdateSchema } from '#core/use-cases/account-settings.ts';
+import { webhookUpdateSchema } from '#core/use-cases/account-settings.ts';
 import { endpointDocument } from '#http/openapi/contract.ts';
-import { documentedFields } from '#http/schemas/fields.ts';
+import { documentedFields } from '#http/schemas/describe.ts';
 
 const WebhookUpdate = documentedFields(
-  WebhookUpdateSchema,
+  webhookUpdateSchema(),
   {
     webhook_url: {
       description:

@@ -1,4 +1,4 @@
-/** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `WebhookUpdateSchema`, described) and the setting it answers. */
+/** The contract of /webhook (GET, PUT, PATCH, POST, DELETE): the update body (the run-time `webhookUpdateSchema`, described) and the setting it answers. */
 import { type Examples, endpointContract, example, json } from '#http/openapi/contract.ts';
 
 const WEBHOOK_BODY = {

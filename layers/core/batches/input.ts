@@ -31,12 +31,14 @@ export const batchInputSchema = builtOnFirstUse(() =>
 );
 
 /** The query of GET /batches/{batch_id}/download; an empty `partial` counts as not sent. */
-export const DownloadBatchQuery = z.object({
-  partial: z
-    .string()
-    .optional()
-    .transform((raw) => (raw === undefined || raw === '' ? false : parseBooleanish('partial', raw))),
-});
+export const downloadBatchQuery = builtOnFirstUse(() =>
+  z.object({
+    partial: z
+      .string()
+      .optional()
+      .transform((raw) => (raw === undefined || raw === '' ? false : parseBooleanish('partial', raw))),
+  }),
+);
 
 export function parseBatchRequest(
   fields: Record<string, unknown>,

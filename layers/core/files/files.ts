@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '../built-on-first-use.ts';
 
 type FileKind = 'asset' | 'result';
 
@@ -55,22 +56,23 @@ const integer = (name: string) => z.int({ error: `${name} must be a non-negative
 const between = `limit must be between 1 and ${MAX_PAGE_SIZE}`;
 
 /** The query of GET /files (spec 4): `limit` 1..100 (default 25) and the cursor `before`. */
-export const PageQuerySchema = z.object({
-  limit: z
-    .preprocess(
-      fromDigits,
-      integer('limit').min(1, { error: between }).max(MAX_PAGE_SIZE, { error: between }),
-    )
-    .default(DEFAULT_PAGE_SIZE),
-  before: z
-    .preprocess(fromDigits, integer('before').min(0, { error: 'before must be a non-negative integer' }))
-    .optional(),
-});
+export const pageQuerySchema = builtOnFirstUse(() =>
+  z.object({
+    limit: z
+      .preprocess(
+        fromDigits,
+        integer('limit').min(1, { error: between }).max(MAX_PAGE_SIZE, { error: between }),
+      )
+      .default(DEFAULT_PAGE_SIZE),
+    before: z
+      .preprocess(fromDigits, integer('before').min(0, { error: 'before must be a non-negative integer' }))
+      .optional(),
+  }),
+);
 
 /** The `{file_id}` of DELETE /files/{file_id}: a positive integer. */
-export const FileIdSchema = z.preprocess(
-  fromDigits,
-  integer('file_id').min(1, { error: 'file_id must be a positive integer' }),
+export const fileIdSchema = builtOnFirstUse(() =>
+  z.preprocess(fromDigits, integer('file_id').min(1, { error: 'file_id must be a positive integer' })),
 );
 
 /**

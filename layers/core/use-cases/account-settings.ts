@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '../built-on-first-use.ts';
 import type { CreditAccount } from '../credits/credits.ts';
 import { BadRequestError, UnauthorizedError } from '../errors.ts';
 import { PRICES } from '../jobs/operations.ts';
@@ -32,14 +33,19 @@ export async function getQuota(deps: { accounts: AccountRepository }, caller: Ca
 }
 
 /** The body of PUT, PATCH and POST /webhook (`webhookUrlField` refuses any other field by name). */
-export const WebhookUpdateSchema = z.object({
-  webhook_url: z
-    .string()
-    .trim()
-    .max(2048)
-    .refine((value) => value === '' || /^https?:\/\/[^\s]+$/i.test(value), 'must be an http(s) URL or empty')
-    .refine((value) => value === '' || URL.canParse(value), 'must be a valid URL'),
-});
+export const webhookUpdateSchema = builtOnFirstUse(() =>
+  z.object({
+    webhook_url: z
+      .string()
+      .trim()
+      .max(2048)
+      .refine(
+        (value) => value === '' || /^https?:\/\/[^\s]+$/i.test(value),
+        'must be an http(s) URL or empty',
+      )
+      .refine((value) => value === '' || URL.canParse(value), 'must be a valid URL'),
+  }),
+);
 
 /** Spec 2.8: the setting as the key has it now. */
 function webhookSetting(url: string | null, message: string) {
@@ -84,7 +90,7 @@ export async function setWebhook(
     );
   }
   if (caller.kind !== 'key') throw new UnauthorizedError('A webhook is a setting of an API key; send one');
-  const parsed = WebhookUpdateSchema.shape.webhook_url.safeParse(raw ?? '');
+  const parsed = webhookUpdateSchema().shape.webhook_url.safeParse(raw ?? '');
   if (!parsed.success) throw new BadRequestError(`webhook_url: ${parsed.error.issues[0]!.message}`);
   const url = parsed.data === '' ? null : new URL(parsed.data).toString();
   const problem = url && (await webhookTargetProblem(url, { allowLoopback: deps.allowLoopback }));

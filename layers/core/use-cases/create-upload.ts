@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { builtOnFirstUse } from '../built-on-first-use.ts';
 import { BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors.ts';
 import { addDays, cleanOriginalName } from '../files/asset-rules.ts';
 import { type Caller, ownerIdOf } from '../keys/caller.ts';
@@ -24,11 +25,13 @@ export interface UploadDeps {
 }
 
 /** The body of POST /uploads. */
-export const UploadRequestSchema = z.object({
-  content_type: z.string().transform((value) => value.split(';')[0]!.trim().toLowerCase()),
-  filename: z.string().max(1024).optional().nullable(),
-  size: z.number().int().positive(),
-});
+export const uploadRequestSchema = builtOnFirstUse(() =>
+  z.object({
+    content_type: z.string().transform((value) => value.split(';')[0]!.trim().toLowerCase()),
+    filename: z.string().max(1024).optional().nullable(),
+    size: z.number().int().positive(),
+  }),
+);
 
 /**
  * Open a direct upload (POST /uploads).
@@ -38,7 +41,7 @@ export const UploadRequestSchema = z.object({
  *    storage refuses a PUT of another type or size.
  */
 export async function createUpload(deps: UploadDeps, caller: Caller, body: unknown) {
-  const parsed = UploadRequestSchema.safeParse(body);
+  const parsed = uploadRequestSchema().safeParse(body);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new BadRequestError(`${issue.path.join('.') || 'body'}: ${issue.message}`);

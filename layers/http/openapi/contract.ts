@@ -6,9 +6,11 @@
  * ../../functions/api/route-table.ts makes the route table (and so the API Gateway routes) from it, and
  * ./generator.ts the OpenAPI document from both. Light on purpose: handlers import the contract, so it
  * pulls in no generator, and no schema that only the document needs (building zod schemas is most of
- * what a cold start spends on them: docs/decisions/0058-what-a-zip-function-loads-at-init.md).
+ * what a cold start spends on them: docs/decisions/0058-what-a-zip-function-loads-at-init.md); its query's
+ * schema is built at the first request that reads it.
  */
 import type * as z from 'zod';
+import { builtOnFirstUse } from '#core/built-on-first-use.ts';
 import type { AuthMode } from '../http-stack.ts';
 import type { TagName } from './document.ts';
 import type { ErrorStatus } from './errors.ts';
@@ -67,8 +69,9 @@ export interface EndpointContract<
   /**
    * The query of its routes, as the run-time schema: its handler gets the query parsed by it (a value it
    * refuses is 400 with the schema's message, which names the parameter), and the document lists its fields.
+   * Built at its first call and kept, so that importing the contract builds no schema.
    */
-  query: Query;
+  query: Query extends z.ZodObject ? () => Query : undefined;
   /**
    * The answer to a path parameter its schema refuses: 404 (the default), since such a path names nothing,
    * or 400 where the spec calls the value a bad request.
@@ -89,14 +92,20 @@ export function endpointContract<
   auth: Auth;
   opensGuestSession?: boolean;
   pathParameters?: Path;
-  query?: Query;
+  /** Builds the query's schema (the run-time one, described): called at its first use, once. */
+  query?: () => Query;
   refusedPathStatus?: 400 | 404;
   operations: Record<Route, OperationSpec>;
 }): EndpointContract<Route, Path, Auth, Query> {
   return {
     ...contract,
     pathParameters: contract.pathParameters ?? ({} as Path),
-    query: contract.query as Query,
+    query: (contract.query && builtOnFirstUse(contract.query)) as EndpointContract<
+      Route,
+      Path,
+      Auth,
+      Query
+    >['query'],
   };
 }
 

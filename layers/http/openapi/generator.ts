@@ -166,7 +166,7 @@ export function assembleOpenApiDocument(
     {},
     endpoints.map((e) =>
       Object.fromEntries(
-        Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth, query: e.query }]),
+        Object.entries(e.operations).map(([key, spec]) => [key, { spec, auth: e.auth, query: e.query?.() }]),
       ),
     ),
   );

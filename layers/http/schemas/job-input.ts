@@ -7,7 +7,8 @@ import { MAX_IMAGE_PIXELS } from '#core/limits/image.ts';
 import { MAX_PHOTO_BYTES, MAX_SOURCE_BYTES } from '#core/limits/sources.ts';
 import { formatBytes, formatDuration, formatMegapixels, formatShare, HOUR_SECONDS } from '#core/units.ts';
 import { UPLOAD_TTL_HOURS } from '#core/uploads/upload.ts';
-import { booleanValues, colourValues, documentedFields, imageFile } from './fields.ts';
+import { documentedFields } from './describe.ts';
+import { booleanValues, colourValues, imageFile } from './fields.ts';
 
 const colourNames = Object.entries(NAMED_PLATE_COLORS)
   .map(

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { apiHandlers, type HandlerContract } from '#http/api-handler.ts';
 import type { HttpContext, HttpEvent, HttpStackDeps } from '#http/http-stack.ts';
+import { endpointContract } from '#http/openapi/contract.ts';
 import type { HttpResult } from '#http/responses.ts';
 import { json } from '#http/responses.ts';
 import { contract as controlBatch } from '../../../functions/api/control-batch/schema.ts';
@@ -93,6 +95,23 @@ describe('apiHandler', () => {
       partial: true,
     });
     expect((await call(echo(downloadBatch), batch)).body.query).toEqual({ partial: false });
+  });
+
+  it('builds a query schema at the first request that reads it, not at import, and only once', async () => {
+    let built = 0;
+    const contract = endpointContract({
+      auth: 'none',
+      query: () => {
+        built += 1;
+        return z.object({ n: z.coerce.number() });
+      },
+      operations: { 'GET /x': { operationId: 'x', summary: 'x', tag: 'Jobs', responses: {} } },
+    });
+    const handler = echo(contract);
+    expect(built).toBe(0);
+    expect((await call(handler, {}, { n: '2' })).body.query).toEqual({ n: 2 });
+    expect((await call(handler, {}, { n: '3' })).body.query).toEqual({ n: 3 });
+    expect(built).toBe(1);
   });
 
   it.each([

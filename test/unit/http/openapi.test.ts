@@ -3,10 +3,10 @@ import { compileErrors, validate } from '@readme/openapi-parser';
 import { describe, expect, it, vi } from 'vitest';
 import { API_PREFIX } from '#core/jobs/envelope.ts';
 import { jobInputSchema } from '#core/jobs/input.ts';
+import { BOOLEAN_SPELLINGS } from '#core/jobs/params.ts';
 import type { HttpContext, HttpEvent } from '#http/http-stack.ts';
 import { serializeOpenApi } from '#http/openapi/generator.ts';
 import type { HttpResult } from '#http/responses.ts';
-import { BOOLEAN_SPELLINGS } from '#http/schemas/fields.ts';
 import { buildOpenApiDocument } from '../../../functions/api/openapi.ts';
 import { routes } from '../../../lib/config.ts';
 
