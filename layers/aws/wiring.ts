@@ -44,7 +44,7 @@ function required<K extends keyof Config>(cfg: Config, name: K): NonNullable<Con
  * Every repository kept in the table, imported at cold start, unlike the ports below: an `import()` of
  * table code puts the DynamoDB SDK modules the client also reaches into chunks of their own (esbuild
  * splits by which entries reach a module), and those extra files cost a cold start more than the adapters
- * a function never calls (docs/decisions/0058-what-a-zip-function-loads-at-init.md).
+ * a function never calls (docs/decisions/0075-table-adapters-stay-imported-at-init.md).
  */
 export function tableAdapters(cfg: Config, clients: { dynamodb: DynamoDBClient }) {
   const table = required(cfg, 'TABLE_NAME');
