@@ -68,8 +68,7 @@ const makeConsole = (Logger.prototype as unknown as ConsoleOwner).setConsole;
  * Powertools' logger; with LOG_FORMAT=text each entry is one human line instead of its JSON. Powertools
  * makes its Console at construction, opening stdout and stderr (4% of no-route's cold start where they are
  * pipes), though most requests print nothing: its own `setConsole` (POWERTOOLS_DEV's global console, the
- * `trace` patch) runs at the first JSON line instead. (The SDK's `import { env } from 'node:process'` opens
- * both streams anyway, so a function with an SDK client saves only the Console itself.)
+ * `trace` patch) runs at the first JSON line instead. (Nor does the SDK open them: layers/node-process.cjs.)
  */
 class PhotoJobsLogger extends Logger {
   #format: 'json' | 'text' | undefined;
