@@ -57,13 +57,27 @@ export function textLine(attributes: Record<string, unknown>): string {
   return [time, level, subject, attributes.message, ...rest].join(' ');
 }
 
-/** Powertools' logger; with LOG_FORMAT=text each entry is one human line instead of its JSON. */
+/** What Powertools keeps private (its typings) but a subclass must reach: see `PhotoJobsLogger`. */
+interface ConsoleOwner {
+  console: Console | undefined;
+  setConsole(): void;
+}
+const makeConsole = (Logger.prototype as unknown as ConsoleOwner).setConsole;
+
+/**
+ * Powertools' logger; with LOG_FORMAT=text each entry is one human line instead of its JSON. Powertools
+ * makes its Console at construction, opening stdout and stderr (4% of no-route's cold start where they are
+ * pipes), though most requests print nothing: its own `setConsole` (POWERTOOLS_DEV's global console, the
+ * `trace` patch) runs at the first JSON line instead. (Nor does the SDK open them: layers/node-process.cjs.)
+ */
 class PhotoJobsLogger extends Logger {
   #format: 'json' | 'text' | undefined;
   protected override printLog(logLevel: number, log: LogItem): void {
     // Read at the first line, not at import: the local stack sets the environment before any runs.
     this.#format ??= config().LOG_FORMAT;
     if (this.#format !== 'text') {
+      const owner = this as unknown as ConsoleOwner;
+      if (owner.console === undefined) makeConsole.call(owner);
       super.printLog(logLevel, log);
       return;
     }
@@ -76,6 +90,9 @@ class PhotoJobsLogger extends Logger {
     else console.log(line);
   }
 }
+
+// Called by Powertools' constructor; the Console is made by `printLog` when first needed.
+(PhotoJobsLogger.prototype as unknown as ConsoleOwner).setConsole = () => {};
 
 export const logger = new PhotoJobsLogger({ serviceName: telemetry.serviceName });
 

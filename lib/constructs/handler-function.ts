@@ -40,6 +40,8 @@ export const constructIdOf = (handler: string): string =>
 export const ESM_REQUIRE_BANNER =
   "import { createRequire as __photoJobsCreateRequire } from 'node:module'; const require = __photoJobsCreateRequire(import.meta.url);";
 
+const NODE_PROCESS = join(repoRoot, 'layers/node-process.cjs');
+
 /** What makes Node read a bundle's source map; a function gets its map bundled only when it runs with this. */
 export const sourceMapsEnvironment = { NODE_OPTIONS: '--enable-source-maps' } as const;
 const readsSourceMaps = (environment: Record<string, string>) =>
@@ -71,6 +73,8 @@ const zipBundleOptions = (entry: string, outdir: string, sourcemap: boolean): Bu
   // Stack traces only need positions; leaving sources out keeps the zip small.
   sourcesContent: false,
   banner: { js: ESM_REQUIRE_BANNER },
+  // The global process, whose streams open only when something prints (layers/node-process.cjs says why).
+  alias: { 'node:process': NODE_PROCESS, process: NODE_PROCESS },
   logLevel: 'warning',
 });
 

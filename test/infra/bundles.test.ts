@@ -1,8 +1,10 @@
+import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import type { APIGatewayProxyEventV2, Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -26,6 +28,7 @@ const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf
   dependencies: Record<string, string>;
 };
 
+const run = promisify(execFile);
 let bundleDir = '';
 let functions: LocalFunction[] = [];
 const stopStandIns: Array<() => Promise<void>> = [];
@@ -121,6 +124,36 @@ describe('bundled functions', () => {
       // The image installs `npm ci --omit=dev` next to its bundle.
       for (const name of left) expect(Object.keys(packageJson.dependencies)).toContain(name);
     }
+  });
+
+  it('open neither stdout nor stderr at init but for Powertools’ metrics, which most of their calls print', async () => {
+    // A fresh process, as Lambda's: reading process.stdout or process.stderr opens the stream, and once open
+    // it stays so (layers/node-process.cjs, layers/aws/observability.ts). The functions that record a
+    // metric (create-job, settle-job, the webhook's) construct Powertools' Metrics, and its Console, at import.
+    const probe = `
+      import { writeSync } from 'node:fs';
+      const opened = [];
+      for (const name of ['stdout', 'stderr']) {
+        const { get } = Object.getOwnPropertyDescriptor(process, name);
+        Object.defineProperty(process, name, { configurable: true, get() {
+          opened.push(name + ' ' + new Error().stack.split('\\n').slice(2, 4).join(' ').replace(/\\s+/g, ' '));
+          return get.call(this);
+        } });
+      }
+      for (const file of JSON.parse(process.argv[1])) await import(file);
+      writeSync(1, JSON.stringify(opened));`;
+    const files = functions
+      .filter((fn) => !fn.image)
+      .map((fn) => pathToFileURL(bundled(fn.handler).file).href);
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', probe, JSON.stringify(files)],
+      {
+        env: process.env,
+      },
+    );
+    const opened = JSON.parse(stdout) as string[];
+    expect(opened.filter((by) => !/ at new Metrics /.test(by))).toEqual([]);
   });
 
   it('answer an API request: every API bundle runs its middleware and answers in the spec’s shape', async () => {

@@ -147,6 +147,38 @@ describe('observability › logs', () => {
   });
 });
 
+describe('observability › logs on a function’s own streams', () => {
+  // Outside POWERTOOLS_DEV (as deployed) Powertools prints through a Console of its own on stdout and stderr.
+  it('print each line as JSON there, opening the streams at the first line rather than at import', async () => {
+    const dev = process.env.POWERTOOLS_DEV;
+    delete process.env.POWERTOOLS_DEV;
+    vi.resetModules();
+    const streams = [vi.spyOn(process, 'stdout', 'get'), vi.spyOn(process, 'stderr', 'get')];
+    const writes = [process.stdout, process.stderr].map((stream) =>
+      vi.spyOn(stream, 'write').mockImplementation(() => true),
+    );
+    for (const opened of streams) opened.mockClear();
+    try {
+      const fresh = await import('#aws/observability.ts');
+      for (const opened of streams) expect(opened).not.toHaveBeenCalled();
+      fresh.logger.info('job created', { job_id: 'job_10' });
+      fresh.logger.warn('job outcome');
+      const [out, err] = writes.map((write) =>
+        write.mock.calls.map(([text]) => JSON.parse(String(text)) as Line),
+      );
+      expect(out).toEqual([
+        expect.objectContaining({ level: 'INFO', message: 'job created', job_id: 'job_10' }),
+      ]);
+      expect(err).toEqual([
+        expect.objectContaining({ level: 'WARN', message: 'job outcome', service: telemetry.serviceName }),
+      ]);
+    } finally {
+      for (const spy of [...streams, ...writes]) spy.mockRestore();
+      process.env.POWERTOOLS_DEV = dev;
+    }
+  });
+});
+
 describe('observability › metrics', () => {
   const job = (status: Job['status'], error: Job['error'] = null) =>
     ({ operation: 'plate', status, error }) as Pick<Job, 'operation' | 'status' | 'error'>;
