@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
@@ -51,7 +52,8 @@ const readsSourceMaps = (environment: Record<string, string>) =>
  * The esbuild settings of a zip function: `index.mjs` exporting `handler`, and beside it `chunks/`, the code
  * only a dynamic `import()` reaches (layers/aws/wiring.ts imports an adapter and its SDK package on its first
  * call). Node reads and compiles a chunk only when it is imported, so a cold start pays for what the
- * handler loads, not for all it could reach (`npm run bench -- coldstart`). The AWS SDK v3 is bundled rather
+ * handler loads, not for all it could reach (`npm run bench -- coldstart`); ./one-file-at-init.ts then puts
+ * all that it loads in `index.mjs`. The AWS SDK v3 is bundled rather
  * than taken from the runtime: package.json pins it, and the runtime's copy moves under us between deploys;
  * with ESM output esbuild tree-shakes it to what a handler uses.
  */
@@ -78,6 +80,9 @@ const zipBundleOptions = (entry: string, outdir: string, sourcemap: boolean): Bu
   logLevel: 'warning',
 });
 
+/** Re-chunks a bundle so that its init reads one file (a script: bundling is synchronous, Rollup is not). */
+const ONE_FILE_AT_INIT = join(repoRoot, 'lib/constructs/one-file-at-init.ts');
+
 /**
  * Bundles with the esbuild from devDependencies, in this process: offline, no Docker. Required here, at
  * bundling, not imported: the construct package carries its bundles built already and has no esbuild.
@@ -93,6 +98,12 @@ function localBundling(handler: string, sourcemap: boolean): cdk.BundlingOptions
       tryBundle(outputDir) {
         const esbuild = createRequire(import.meta.url)('esbuild') as typeof import('esbuild');
         esbuild.buildSync(zipBundleOptions(entry, outputDir, sourcemap));
+        // Rollup cannot carry esbuild's source maps over: a function built with them keeps esbuild's chunks.
+        if (!sourcemap)
+          execFileSync(process.execPath, ['--import', 'tsx', ONE_FILE_AT_INIT, outputDir], {
+            cwd: repoRoot,
+            stdio: 'inherit',
+          });
         // The files a function reads at run time, beside its bundle (config.ts `bundledFilesOf`).
         for (const { from, to } of bundledFilesOf(handler)) {
           mkdirSync(dirname(join(outputDir, to)), { recursive: true });

@@ -22,8 +22,11 @@ import { bundledAssembly } from '../support/assembly.ts';
  */
 type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
-/** Bare specifiers a bundle may leave to the runtime: the SDK loads this optional one in a try/catch. */
-const OPTIONAL_AT_RUN_TIME = new Set(['@aws-sdk/signature-v4-crt']);
+/**
+ * Bare specifiers a bundle may name for the runtime: the SDK loads the CRT signer in a try/catch, and its
+ * error message for SigV4a shows `require('@aws-sdk/signature-v4a')` to whoever needs it.
+ */
+const OPTIONAL_AT_RUN_TIME = new Set(['@aws-sdk/signature-v4-crt', '@aws-sdk/signature-v4a']);
 const packageJson = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as {
   dependencies: Record<string, string>;
 };
@@ -92,8 +95,9 @@ const bundled = (handler: string) => {
 
 const bareSpecifiers = (code: string): string[] => {
   const found = new Set<string>();
-  for (const match of code.matchAll(/(?:require\(|from\s*|import\()\s*"([^"./][^"]*)"/g)) {
-    const name = match[1]!;
+  // esbuild writes double quotes, Rollup (lib/constructs/one-file-at-init.ts) single ones.
+  for (const match of code.matchAll(/(?:require\(|from\s*|import\()\s*(["'])([^"'./][^"']*)\1/g)) {
+    const name = match[2]!;
     if (!name.startsWith('node:') && !builtinModules.includes(name.split('/')[0]!)) found.add(name);
   }
   return [...found].sort();
@@ -109,6 +113,23 @@ describe('bundled functions', () => {
     // Each its own: CDK reuses one bundle for bundling options it finds equal.
     const zips = functions.filter((fn) => !fn.image);
     expect(new Set(zips.map((fn) => fn.assetHash)).size).toBe(new Set(zips.map((fn) => fn.handler)).size);
+  });
+
+  it('read one file at init: a zip’s index.mjs imports no chunk but through import()', () => {
+    const zips = functions.filter((fn) => !fn.image);
+    for (const fn of zips) {
+      const code = readFileSync(bundled(fn.handler).file, 'utf8');
+      const staticImports = [
+        ...code.matchAll(/(?:^|[;}\s])import\s*(?:[^'"();]*?from\s*)?(["'])(\.[^"']*)\1/g),
+      ];
+      expect(
+        staticImports.map((match) => match[2]),
+        fn.handler,
+      ).toEqual([]);
+    }
+    // The lazy chunks are still there: an API function imports its bucket adapter on first use.
+    const getJob = functions.find((fn) => fn.handler === 'functions/api/get-job/handler.ts')!;
+    expect(readFileSync(bundled(getJob.handler).file, 'utf8')).toMatch(/import\(\s*['"]\.\/chunks\//);
   });
 
   it('leave nothing to resolve at run time in a zip, and only production dependencies in the image', () => {
