@@ -53,9 +53,9 @@ const readsSourceMaps = (environment: Record<string, string>) =>
  * only a dynamic `import()` reaches (layers/aws/wiring.ts imports an adapter and its SDK package on its first
  * call). Node reads and compiles a chunk only when it is imported, so a cold start pays for what the
  * handler loads, not for all it could reach (`npm run bench -- coldstart`); ./one-file-at-init.ts then puts
- * all that it loads in `index.mjs`. The AWS SDK v3 is bundled rather
- * than taken from the runtime: package.json pins it, and the runtime's copy moves under us between deploys;
- * with ESM output esbuild tree-shakes it to what a handler uses.
+ * all that it loads in `index.mjs`. The AWS SDK v3 is bundled rather than taken from the runtime:
+ * package.json pins it, and the runtime's copy moves under us between deploys; with ESM output esbuild
+ * tree-shakes it to what a handler uses.
  */
 const zipBundleOptions = (entry: string, outdir: string, sourcemap: boolean): BuildOptions => ({
   entryPoints: { index: entry },

@@ -13,12 +13,11 @@
 import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { rollup } from 'rollup';
 
 const isNodeBuiltin = (id: string) => id.startsWith('node:') || builtinModules.includes(id);
 
-export async function oneFileAtInit(bundleDir: string): Promise<void> {
+async function oneFileAtInit(bundleDir: string): Promise<void> {
   const entry = path.resolve(bundleDir, 'index.mjs');
   const build = await rollup({
     input: entry,
@@ -64,6 +63,7 @@ export async function oneFileAtInit(bundleDir: string): Promise<void> {
   }
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  await oneFileAtInit(process.argv[2] ?? '');
-}
+// Only ever run as a script (nothing imports it): its argument is the bundle's folder.
+const [bundleDir] = process.argv.slice(2);
+if (!bundleDir) throw new Error('usage: one-file-at-init.ts <bundle folder>');
+await oneFileAtInit(bundleDir);
